@@ -1,0 +1,42 @@
+/**
+ * agent-continuity: the public surface, in data-flow order. Explicit exports only.
+ */
+
+// → classification
+export type { Classification, ClassifyInput, DecisionResult } from './classify/classify.js';
+export { classify, eventOnlyRule, findApprovalChain } from './classify/classify.js';
+export type {
+  ContinuityAction,
+  ContinuityReason,
+  ContinuityState,
+  DecisionVerdict,
+} from './classify/states.js';
+export { ACTIONS, BOUNDARY_REASONS, CONTINUITY_STATES, DECISION_REASONS } from './classify/states.js';
+// decision → the model and its names
+export type {
+  ActivityState,
+  Approval,
+  DecisionBounds,
+  DecisionMap,
+  DecisionObservation,
+  Snapshot,
+} from './decision/model.js';
+export {
+  ACTIVITY_STATES,
+  ApprovalSchema,
+  checkDecisionCount,
+  DEFAULT_DECISION_BOUNDS,
+  DecisionObservationSchema,
+  NORMALIZER_VERSION,
+  SnapshotSchema,
+} from './decision/model.js';
+export type { WellKnownDecision } from './decision/names.js';
+export { compareCriticality, DECISION_NAME_PATTERN, WELL_KNOWN_DECISIONS } from './decision/names.js';
+export type { InputProblem } from './decision/problems.js';
+export { InputError } from './decision/problems.js';
+// → digest
+export type { DigestKey } from './digest/digest.js';
+export { createDigestKey, digestValue, hmacDigest, sha256Digest } from './digest/digest.js';
+export { loadDigestKey } from './digest/key-file.js';
+export type { NormalizeProblem, NormalizeResult } from './digest/normalize.js';
+export { NormalizeError, normalize } from './digest/normalize.js';
