@@ -115,7 +115,8 @@ export function classify(input: ClassifyInput): Classification {
 
   for (const name of required) {
     const before = pre.decisions[name]!;
-    const after = post.decisions[name];
+    // Own properties only: a decision named `constructor` must not find Object.prototype's.
+    const after = Object.hasOwn(post.decisions, name) ? post.decisions[name] : undefined;
     if (!after) {
       decisions[name] = { verdict: 'dropped', reason: DECISION_REASONS.absentAfterCompaction };
       continue;
@@ -145,7 +146,7 @@ export function classify(input: ClassifyInput): Classification {
   }
 
   for (const name of Object.keys(post.decisions)) {
-    if (!(name in pre.decisions)) {
+    if (!Object.hasOwn(pre.decisions, name)) {
       decisions[name] = { verdict: 'added', reason: DECISION_REASONS.addedAfterCompaction };
     }
   }

@@ -30,6 +30,11 @@ export function problemsFromZod(error: z.ZodError, prefix: ReadonlyArray<Propert
     if (issue.code === 'unrecognized_keys') {
       return { path: formatPath([...path, issue.keys[0] ?? '']), message: 'unknown field; remove it' };
     }
+    // zod says only "Invalid key in record"; the key schema's own message says what was expected.
+    if (issue.code === 'invalid_key') {
+      const inner = issue.issues[0]?.message;
+      return { path: formatPath(path), message: inner ? `invalid key: ${inner}` : issue.message };
+    }
     return { path: formatPath(path), message: issue.message };
   });
 }

@@ -13,9 +13,12 @@ export function parseRfc3339Utc(text: string): bigint | undefined {
   const m = RFC3339_UTC_PATTERN.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, frac] = m;
-  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-  const back = new Date(ms);
-  // Date.UTC rolls 2026-02-30 over to March; a round trip catches dates that do not exist.
+  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0-99 to 1900-1999.
+  const back = new Date(0);
+  back.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  back.setUTCHours(Number(h), Number(mi), Number(s), 0);
+  const ms = back.getTime();
+  // The setters roll 2026-02-30 over to March; a round trip catches dates that do not exist.
   if (
     back.getUTCFullYear() !== Number(y) ||
     back.getUTCMonth() !== Number(mo) - 1 ||

@@ -111,7 +111,14 @@ function toNormalJson(value: unknown, path: string, stack: Set<object>): unknown
       if (Object.hasOwn(out, nkey)) {
         fail('duplicate_key_after_nfc', child, 'two keys become the same after Unicode NFC normalization');
       }
-      out[nkey] = toNormalJson((obj as Record<string, unknown>)[key], child, stack);
+      // defineProperty, not assignment: `out["__proto__"] = v` would set the prototype and drop the
+      // key, so {"__proto__": 1} and {} would share a digest.
+      Object.defineProperty(out, nkey, {
+        value: toNormalJson((obj as Record<string, unknown>)[key], child, stack),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   } finally {
