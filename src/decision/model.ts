@@ -28,11 +28,9 @@ export const DecisionNameSchema = z
   .string({ error: 'expected a decision name (string)' })
   .regex(DECISION_NAME_PATTERN, { error: 'expected a decision name matching ^[a-z][a-z0-9_]{0,63}$' });
 
-export const DigestSchema = z
-  .string({ error: 'expected a digest (string)' })
-  .regex(DIGEST_PATTERN, {
-    error: 'expected a digest sha256:<64 hex> or hmac-sha256:<16 hex key id>:<64 hex>',
-  });
+export const DigestSchema = z.string({ error: 'expected a digest (string)' }).regex(DIGEST_PATTERN, {
+  error: 'expected a digest sha256:<64 hex> or hmac-sha256:<16 hex key id>:<64 hex>',
+});
 
 export const TimestampSchema = z
   .string({ error: 'expected RFC 3339 UTC time (string)' })
