@@ -48,7 +48,14 @@ export const ATTR_CAPTURED_AT = 'agent.continuity.captured_at' as const;
 export const ATTR_COMPACTED_AT = 'agent.compaction.compacted_at' as const;
 
 /** Per-decision attribute fields: `agent.continuity.decision.<name>.<field>`. */
-export const DECISION_FIELDS = ['digest', 'revision', 'observed_at', 'source', 'approval_ref', 'verdict'] as const;
+export const DECISION_FIELDS = [
+  'digest',
+  'revision',
+  'observed_at',
+  'source',
+  'approval_ref',
+  'verdict',
+] as const;
 export type DecisionField = (typeof DECISION_FIELDS)[number];
 const DECISION_PREFIX = 'agent.continuity.decision.' as const;
 
@@ -85,7 +92,7 @@ export const ATTR_CONTINUITY_PRIMARY_DECISION = 'agent.continuity.primary_decisi
 export const ATTR_ACTIVITY_STATE = 'agent.activity.state' as const;
 
 // ── Metrics ──────────────────────────────────────────────────────────────────────────────────
-/** Counter of resolved boundaries. Attributes: state, reason, runtime, trigger. Prometheus: `agent_continuity_boundaries_total`. */
+/** Counter of resolved boundaries. Attributes: state, reason, runtime, trigger, primary_decision. Prometheus: `agent_continuity_boundaries_total`. */
 export const METRIC_BOUNDARIES = 'agent.continuity.boundaries' as const;
 /** Gauge of sessions by latest continuity state × activity state. Prometheus: `agent_continuity_sessions`. */
 export const METRIC_SESSIONS = 'agent.continuity.sessions' as const;
@@ -95,6 +102,15 @@ export const METRIC_PENDING = 'agent.continuity.pending' as const;
 export const METRIC_REOBSERVATION_DURATION = 'agent.compaction.reobservation.duration' as const;
 /** Counter of pending boundaries evicted to keep memory bounded (self-observability). */
 export const METRIC_EVICTIONS = 'agent.continuity.pending.evictions' as const;
+/**
+ * Gauge, one series per session whose latest boundary needs a human (`dropped` or `conflicting`),
+ * value 1. Attributes: session_id, boundary_id, state, reason, primary_decision, runtime. It is the
+ * only metric that carries a session: its cardinality is the number of open problems (bounded by
+ * the processor, most recent kept), not the number of sessions, and a series disappears once the
+ * session's latest boundary no longer needs a human or the session expires. Feeds the dashboard's
+ * "boundaries needing a human" table. Prometheus: `agent_continuity_needs_human`.
+ */
+export const METRIC_NEEDS_HUMAN = 'agent.continuity.needs_human' as const;
 
 /** Metric point attribute keys (short, as on the spans' processor-written attributes). */
 export const METRIC_ATTR_STATE = 'state' as const;
@@ -102,6 +118,16 @@ export const METRIC_ATTR_REASON = 'reason' as const;
 export const METRIC_ATTR_RUNTIME = 'runtime' as const;
 export const METRIC_ATTR_TRIGGER = 'trigger' as const;
 export const METRIC_ATTR_ACTIVITY = 'activity' as const;
+/**
+ * The boundary's primary decision name, on the boundaries counter and needs_human. Bounded: names
+ * come from the task's decision schema. Lets an alert tell a dropped `approval_boundary` (critical)
+ * from a dropped acceptance test. Empty when the boundary has no primary decision.
+ */
+export const METRIC_ATTR_PRIMARY_DECISION = 'primary_decision' as const;
+/** Session id, only on the needs_human gauge (see {@link METRIC_NEEDS_HUMAN}). */
+export const METRIC_ATTR_SESSION_ID = 'session_id' as const;
+/** Boundary id, only on the needs_human gauge. */
+export const METRIC_ATTR_BOUNDARY_ID = 'boundary_id' as const;
 
 /** Instrument descriptions and units, defined beside the names. */
 export const METRIC_DEFINITIONS = {
@@ -130,6 +156,11 @@ export const METRIC_DEFINITIONS = {
     unit: '{boundary}',
     description: 'Pending boundaries evicted because the pending limit was reached.',
   },
+  [METRIC_NEEDS_HUMAN]: {
+    kind: 'gauge',
+    unit: '{boundary}',
+    description: 'Latest boundary of each session that needs a human (dropped or conflicting), value 1.',
+  },
 } as const;
 
 /** The Prometheus names the metrics above become through the Prometheus exporter or a collector. */
@@ -139,6 +170,7 @@ export const PROMETHEUS_NAMES = {
   [METRIC_PENDING]: 'agent_continuity_pending',
   [METRIC_REOBSERVATION_DURATION]: 'agent_compaction_reobservation_duration_seconds',
   [METRIC_EVICTIONS]: 'agent_continuity_pending_evictions_total',
+  [METRIC_NEEDS_HUMAN]: 'agent_continuity_needs_human',
 } as const;
 
 /** Runtime names known to the defaults (post windows and the like); others are allowed. */
