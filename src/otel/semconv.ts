@@ -90,6 +90,18 @@ export const ATTR_CONTINUITY_REASON = 'agent.continuity.reason' as const;
 export const ATTR_CONTINUITY_PRIMARY_DECISION = 'agent.continuity.primary_decision' as const;
 /** Activity, its own dimension beside continuity: `working`, `waiting_human`, `idle`. */
 export const ATTR_ACTIVITY_STATE = 'agent.activity.state' as const;
+/** The activity value written when no activity was reported for the session. */
+export const ACTIVITY_STATE_UNKNOWN = 'unknown' as const;
+
+/** Reason codes of `agent.continuity.evidence_missing` (other lower-case codes are accepted). */
+export const EVIDENCE_MISSING_REASONS = {
+  /** The snapshot could not be captured (the extension or hook failed). */
+  captureFailed: 'capture_failed',
+  /** The span's evidence attributes were malformed (bad digest, revision, time, name…). */
+  invalidAttributes: 'invalid_attributes',
+  /** A pending boundary restored from persisted state could not be recovered. */
+  unrecoverable: 'unrecoverable',
+} as const;
 
 // ── Metrics ──────────────────────────────────────────────────────────────────────────────────
 /** Counter of resolved boundaries. Attributes: state, reason, runtime, trigger, primary_decision. Prometheus: `agent_continuity_boundaries_total`. */
