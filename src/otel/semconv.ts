@@ -191,3 +191,132 @@ export const KNOWN_RUNTIMES = ['claude-code', 'codex-cli', 'gemini-cli', 'sdk'] 
 /** Trigger values. */
 export const TRIGGERS = ['manual', 'auto'] as const;
 export type CompactionTrigger = (typeof TRIGGERS)[number];
+
+// ── `continuity serve` self-observability ────────────────────────────────────────────────────
+// The service's own health, beside the continuity metrics. Every span received is, at any moment,
+// forwarded, dropped (counted with a reason), rejected at the receiver (counted), or still queued:
+// nothing is lost silently. Prometheus names in SERVICE_PROMETHEUS_NAMES.
+
+/** Counter of spans accepted by the receiver (after decoding). */
+export const METRIC_SERVICE_SPANS_RECEIVED = 'agent.continuity.service.spans.received' as const;
+/** Counter of spans the downstream accepted. */
+export const METRIC_SERVICE_SPANS_FORWARDED = 'agent.continuity.service.spans.forwarded' as const;
+/** Counter of spans the service gave up on after accepting them; attribute `reason`. */
+export const METRIC_SERVICE_SPANS_DROPPED = 'agent.continuity.service.spans.dropped' as const;
+/** Counter of spans refused in an OTLP partial success (e.g. missing session key); attribute `reason`. */
+export const METRIC_SERVICE_SPANS_REJECTED = 'agent.continuity.service.spans.rejected' as const;
+/** Counter of OTLP/HTTP requests answered, attribute `http.response.status_code`. */
+export const METRIC_SERVICE_REQUESTS = 'agent.continuity.service.requests' as const;
+/** Gauge of spans waiting in the forward queue. */
+export const METRIC_SERVICE_QUEUE_SIZE = 'agent.continuity.service.queue.size' as const;
+/** Gauge of the forward queue's capacity in spans. */
+export const METRIC_SERVICE_QUEUE_CAPACITY = 'agent.continuity.service.queue.capacity' as const;
+/** Counter of failed downstream export attempts; attribute `reason` (`status_503`, `network`, `timeout`, ...). */
+export const METRIC_SERVICE_EXPORT_FAILURES = 'agent.continuity.service.export.failures' as const;
+/** Counter of pending boundaries restored from the state directory at start. */
+export const METRIC_SERVICE_RECOVERED = 'agent.continuity.service.pending.recovered' as const;
+/** Counter of state records that could not be read back (their boundaries resolve `unverified`). */
+export const METRIC_SERVICE_RECOVERY_PROBLEMS = 'agent.continuity.service.pending.recovery_problems' as const;
+/** Gauge of the process's resident memory (OpenTelemetry `process.memory.usage`). */
+export const METRIC_PROCESS_MEMORY_USAGE = 'process.memory.usage' as const;
+
+/** Metric point attribute: the HTTP status code answered (OpenTelemetry HTTP conventions). */
+export const METRIC_ATTR_HTTP_STATUS_CODE = 'http.response.status_code' as const;
+
+/** Reasons on the dropped counter. */
+export const SERVICE_DROP_REASONS = {
+  /** No downstream endpoint is configured (metrics-only mode). */
+  noDownstream: 'no_downstream',
+  /** Retryable failures went on past `downstream.retry.maxElapsedTime`. */
+  retryExhausted: 'retry_exhausted',
+  /** The downstream answered with a non-retryable status or a partial success. */
+  rejectedDownstream: 'rejected_downstream',
+  /** Still queued when the shutdown timeout ran out. */
+  shutdown: 'shutdown',
+  /** A span the service created (an `agent.continuity.check` span) found the queue full. */
+  queueFull: 'queue_full',
+} as const;
+
+/** Reasons on the rejected counter (OTLP partial success). */
+export const SERVICE_REJECT_REASONS = {
+  /** A compaction span without `session.id` or `gen_ai.conversation.id`. */
+  missingSessionKey: 'missing_session_key',
+  /** A compaction span whose continuity attributes are malformed. */
+  invalidCompactionSpan: 'invalid_compaction_span',
+  /** A string attribute longer than `limits.maxAttributeValueLength`, or too many attributes. */
+  attributeLimit: 'attribute_limit',
+} as const;
+
+/** Instrument units and descriptions of the service's own metrics. */
+export const SERVICE_METRIC_DEFINITIONS = {
+  [METRIC_SERVICE_SPANS_RECEIVED]: {
+    kind: 'counter',
+    unit: '{span}',
+    description: 'Spans accepted by the continuity serve receiver.',
+  },
+  [METRIC_SERVICE_SPANS_FORWARDED]: {
+    kind: 'counter',
+    unit: '{span}',
+    description: 'Spans accepted by the downstream OTLP endpoint.',
+  },
+  [METRIC_SERVICE_SPANS_DROPPED]: {
+    kind: 'counter',
+    unit: '{span}',
+    description: 'Spans accepted by the receiver that the service could not deliver, by reason.',
+  },
+  [METRIC_SERVICE_SPANS_REJECTED]: {
+    kind: 'counter',
+    unit: '{span}',
+    description: 'Spans refused in an OTLP partial success, by reason.',
+  },
+  [METRIC_SERVICE_REQUESTS]: {
+    kind: 'counter',
+    unit: '{request}',
+    description: 'OTLP/HTTP export requests answered, by HTTP status code.',
+  },
+  [METRIC_SERVICE_QUEUE_SIZE]: {
+    kind: 'gauge',
+    unit: '{span}',
+    description: 'Spans waiting in the forward queue.',
+  },
+  [METRIC_SERVICE_QUEUE_CAPACITY]: {
+    kind: 'gauge',
+    unit: '{span}',
+    description: 'Capacity of the forward queue in spans.',
+  },
+  [METRIC_SERVICE_EXPORT_FAILURES]: {
+    kind: 'counter',
+    unit: '{request}',
+    description: 'Failed downstream export attempts, by reason.',
+  },
+  [METRIC_SERVICE_RECOVERED]: {
+    kind: 'counter',
+    unit: '{boundary}',
+    description: 'Pending boundaries restored from the state directory at start.',
+  },
+  [METRIC_SERVICE_RECOVERY_PROBLEMS]: {
+    kind: 'counter',
+    unit: '{record}',
+    description: 'State records that could not be read back at start.',
+  },
+  [METRIC_PROCESS_MEMORY_USAGE]: {
+    kind: 'gauge',
+    unit: 'By',
+    description: 'Resident memory of the continuity serve process.',
+  },
+} as const;
+
+/** Prometheus names of the service's own metrics, as scraped from `/metrics`. */
+export const SERVICE_PROMETHEUS_NAMES = {
+  [METRIC_SERVICE_SPANS_RECEIVED]: 'agent_continuity_service_spans_received_total',
+  [METRIC_SERVICE_SPANS_FORWARDED]: 'agent_continuity_service_spans_forwarded_total',
+  [METRIC_SERVICE_SPANS_DROPPED]: 'agent_continuity_service_spans_dropped_total',
+  [METRIC_SERVICE_SPANS_REJECTED]: 'agent_continuity_service_spans_rejected_total',
+  [METRIC_SERVICE_REQUESTS]: 'agent_continuity_service_requests_total',
+  [METRIC_SERVICE_QUEUE_SIZE]: 'agent_continuity_service_queue_size',
+  [METRIC_SERVICE_QUEUE_CAPACITY]: 'agent_continuity_service_queue_capacity',
+  [METRIC_SERVICE_EXPORT_FAILURES]: 'agent_continuity_service_export_failures_total',
+  [METRIC_SERVICE_RECOVERED]: 'agent_continuity_service_pending_recovered_total',
+  [METRIC_SERVICE_RECOVERY_PROBLEMS]: 'agent_continuity_service_pending_recovery_problems_total',
+  [METRIC_PROCESS_MEMORY_USAGE]: 'process_memory_usage_bytes',
+} as const;
