@@ -23,6 +23,9 @@ export const SPAN_CONTINUITY_CHECK = 'agent.continuity.check' as const;
 /** Emitted when the agent's activity state changes. */
 export const SPAN_ACTIVITY = 'agent.activity' as const;
 
+/** The instrumentation scope (tracer and meter name) of everything this package emits. */
+export const INSTRUMENTATION_SCOPE = 'agent-continuity' as const;
+
 // ── Session key ──────────────────────────────────────────────────────────────────────────────
 /** The session key the processor correlates on. */
 export const ATTR_SESSION_ID = 'session.id' as const;
@@ -97,6 +100,10 @@ export const ACTIVITY_STATE_UNKNOWN = 'unknown' as const;
 export const EVIDENCE_MISSING_REASONS = {
   /** The snapshot could not be captured (the extension or hook failed). */
   captureFailed: 'capture_failed',
+  /** A decision given to the extension could not be digested or was out of bounds (name, revision, count…). */
+  invalidDecision: 'invalid_decision',
+  /** The extension could not write the snapshot to the ledger (error or timeout). */
+  ledgerWriteFailed: 'ledger_write_failed',
   /** The span's evidence attributes were malformed (bad digest, revision, time, name…). */
   invalidAttributes: 'invalid_attributes',
   /** A pending boundary restored from persisted state could not be recovered. */
