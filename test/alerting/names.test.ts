@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { ALL_REASONS, CONTINUITY_STATES } from '../../src/classify/states.js';
+import { ACTIVITY_STATES } from '../../src/decision/model.js';
+import { WELL_KNOWN_DECISIONS } from '../../src/decision/names.js';
+import {
+  METRIC_ATTR_ACTIVITY,
+  METRIC_ATTR_BOUNDARY_ID,
+  METRIC_ATTR_HTTP_STATUS_CODE,
+  METRIC_ATTR_PRIMARY_DECISION,
+  METRIC_ATTR_REASON,
+  METRIC_ATTR_RUNTIME,
+  METRIC_ATTR_SESSION_ID,
+  METRIC_ATTR_STATE,
+  METRIC_ATTR_TRIGGER,
+  METRIC_BOUNDARIES,
+  METRIC_NEEDS_HUMAN,
+  METRIC_SESSIONS,
+  PROMETHEUS_NAMES,
+  SERVICE_DROP_REASONS,
+  SERVICE_PROMETHEUS_NAMES,
+  SERVICE_REJECT_REASONS,
+  TRIGGERS,
+} from '../../src/otel/semconv.js';
+import {
+  PROMETHEUS_BUILTIN_LABELS,
+  PROMETHEUS_BUILTIN_METRICS,
+  SPANMETRICS_CALLS,
+  SPANMETRICS_DURATION,
+  SPANMETRICS_LABELS,
+  SPANMETRICS_STATUS,
+} from './collector-names.js';
+import { dashboardQueries, loadAlertRules, loadDashboard, scanPromql, variableQueries } from './promql.js';
+
+const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
+const withHistogramSeries = (names: readonly string[]) =>
+  names.flatMap((n) => [n, ...HISTOGRAM_SUFFIXES.map((s) => n + s)]);
+
+/** Every metric name the rules and the dashboard may use, and where it is defined. */
+const KNOWN_METRICS = new Set<string>([
+  ...withHistogramSeries(Object.values(PROMETHEUS_NAMES)),
+  ...Object.values(SERVICE_PROMETHEUS_NAMES),
+  SPANMETRICS_CALLS,
+  ...withHistogramSeries([SPANMETRICS_DURATION]),
+  ...PROMETHEUS_BUILTIN_METRICS,
+]);
+
+/** Prometheus label names: OpenTelemetry attribute keys with dots replaced by underscores. */
+const promLabel = (key: string) => key.replace(/[^a-zA-Z0-9_]/g, '_');
+const KNOWN_LABELS = new Set<string>([
+  ...[
+    METRIC_ATTR_STATE,
+    METRIC_ATTR_REASON,
+    METRIC_ATTR_RUNTIME,
+    METRIC_ATTR_TRIGGER,
+    METRIC_ATTR_ACTIVITY,
+    METRIC_ATTR_PRIMARY_DECISION,
+    METRIC_ATTR_SESSION_ID,
+    METRIC_ATTR_BOUNDARY_ID,
+    METRIC_ATTR_HTTP_STATUS_CODE,
+  ].map(promLabel),
+  ...SPANMETRICS_LABELS,
+  ...PROMETHEUS_BUILTIN_LABELS,
+]);
+
+/** Values a matcher on a given label may compare with (exact matches only). */
+const KNOWN_VALUES: Record<string, readonly string[]> = {
+  [METRIC_ATTR_STATE]: CONTINUITY_STATES,
+  [METRIC_ATTR_REASON]: [
+    ...ALL_REASONS,
+    ...Object.values(SERVICE_DROP_REASONS),
+    ...Object.values(SERVICE_REJECT_REASONS),
+  ],
+  [METRIC_ATTR_PRIMARY_DECISION]: WELL_KNOWN_DECISIONS,
+  [METRIC_ATTR_ACTIVITY]: ACTIVITY_STATES,
+  [METRIC_ATTR_TRIGGER]: TRIGGERS,
+  status_code: Object.values(SPANMETRICS_STATUS),
+};
+
+const rules = loadAlertRules();
+const dashboard = loadDashboard();
+const sources = [
+  ...rules.map((r) => ({ where: `rule ${r.alert}`, expr: r.expr })),
+  ...dashboardQueries(dashboard).map((q) => ({ where: `panel "${q.panel}" ${q.refId}`, expr: q.expr })),
+];
+
+describe('names in the alert rules and the dashboard', () => {
+  it('the scanner finds metrics, labels and matchers in every expression', () => {
+    expect(sources.length).toBeGreaterThan(20);
+    for (const s of sources) {
+      const found = scanPromql(s.expr);
+      expect(found.metrics.size, `${s.where}: no metric found in ${s.expr}`).toBeGreaterThan(0);
+    }
+    const conflicting = scanPromql(rules.find((r) => r.alert === 'AgentContinuityConflictingBoundary')!.expr);
+    expect([...conflicting.metrics]).toEqual([PROMETHEUS_NAMES[METRIC_BOUNDARIES]]);
+    expect(conflicting.matchers).toContainEqual({
+      metric: PROMETHEUS_NAMES[METRIC_BOUNDARIES],
+      label: METRIC_ATTR_STATE,
+      op: '=',
+      value: 'conflicting',
+    });
+    expect([...conflicting.labels].sort()).toEqual(
+      [
+        METRIC_ATTR_PRIMARY_DECISION,
+        METRIC_ATTR_REASON,
+        METRIC_ATTR_RUNTIME,
+        METRIC_ATTR_STATE,
+        METRIC_ATTR_TRIGGER,
+      ].sort(),
+    );
+  });
+
+  it('uses only metric names defined in semconv PROMETHEUS_NAMES, SERVICE_PROMETHEUS_NAMES or by the collector', () => {
+    const unknown = sources.flatMap((s) =>
+      [...scanPromql(s.expr).metrics].filter((m) => !KNOWN_METRICS.has(m)).map((m) => `${s.where}: ${m}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('uses only label names that are semconv metric attributes, spanmetrics dimensions or Prometheus labels', () => {
+    const unknown = sources.flatMap((s) =>
+      [...scanPromql(s.expr).labels].filter((l) => !KNOWN_LABELS.has(l)).map((l) => `${s.where}: ${l}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('compares states, reasons, decisions, activities and triggers only with values the code defines', () => {
+    const wrong = sources.flatMap((s) =>
+      scanPromql(s.expr)
+        .matchers.filter((m) => (m.op === '=' || m.op === '!=') && KNOWN_VALUES[m.label] !== undefined)
+        .filter((m) => !KNOWN_VALUES[m.label]!.includes(m.value))
+        .map((m) => `${s.where}: ${m.label}${m.op}"${m.value}"`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
+  it('the dashboard variables read labels that exist on known metrics', () => {
+    const vars = variableQueries(dashboard);
+    expect(vars.map((v) => v.name).sort()).toEqual(['runtime', 'service']);
+    for (const v of vars) {
+      expect(KNOWN_METRICS.has(v.metric), v.metric).toBe(true);
+      expect(KNOWN_LABELS.has(v.label), v.label).toBe(true);
+    }
+  });
+
+  it('covers the continuity metrics a user needs: states, sessions × activity, needs-a-human, reobservation', () => {
+    const used = new Set(sources.flatMap((s) => [...scanPromql(s.expr).metrics]));
+    for (const name of Object.values(PROMETHEUS_NAMES)) {
+      const histogram = [...HISTOGRAM_SUFFIXES].some((suffix) => used.has(name + suffix));
+      expect(used.has(name) || histogram, `${name} is on no panel and in no rule`).toBe(true);
+    }
+    for (const name of Object.values(SERVICE_PROMETHEUS_NAMES)) {
+      expect(used.has(name), `${name} is on no panel and in no rule`).toBe(true);
+    }
+    const sessions = dashboardQueries(dashboard).filter((q) =>
+      scanPromql(q.expr).metrics.has(PROMETHEUS_NAMES[METRIC_SESSIONS]),
+    );
+    expect(sessions.length).toBeGreaterThan(0);
+    for (const q of sessions) {
+      // Never flattened: every sessions query keeps both dimensions.
+      const labels = scanPromql(q.expr).labels;
+      expect(labels.has(METRIC_ATTR_STATE) && labels.has(METRIC_ATTR_ACTIVITY), q.panel).toBe(true);
+    }
+    const human = dashboardQueries(dashboard).find((q) =>
+      scanPromql(q.expr).metrics.has(PROMETHEUS_NAMES[METRIC_NEEDS_HUMAN]),
+    );
+    expect(human?.panel).toBe('Boundaries needing a human');
+    expect(scanPromql(human!.expr).labels).toContain(METRIC_ATTR_SESSION_ID);
+    expect(scanPromql(human!.expr).labels).toContain(METRIC_ATTR_REASON);
+  });
+});
