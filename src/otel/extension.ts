@@ -1,0 +1,663 @@
+/**
+ * The SDK extension: what an agent already traced with OpenTelemetry calls at its compaction
+ * points. Values go in, digests come out; the spans carry digests, identifiers, integers and
+ * timestamps only.
+ *
+ * Never put a raw decision value, prompt, response, tool payload, transcript path, compaction
+ * summary or key anywhere else than the `value` fields of the calls below: those are digested
+ * at once and dropped. The digest key stays in its {@link DigestKey} object.
+ *
+ * Nothing here throws into the agent. A capture that cannot produce evidence (a value the
+ * normalizer refuses, a bad decision name, a ledger write that fails or times out) is recorded
+ * as `agent.continuity.evidence_missing` on the span (and as an `evidence_missing` ledger record
+ * when a ledger is configured), so the boundary resolves to `unverified`, never to a match.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type Attributes,
+  type AttributeValue,
+  context,
+  diag,
+  type HrTime,
+  type Span,
+  SpanKind,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import type { ContinuityState } from '../classify/states.js';
+import { CONTINUITY_STATES } from '../classify/states.js';
+import {
+  ACTIVITY_STATES,
+  type ActivityState,
+  type Approval,
+  checkDecisionCount,
+  DEFAULT_DECISION_BOUNDS,
+  type DecisionBounds,
+  type DecisionMap,
+  DIGEST_PATTERN,
+  NORMALIZER_VERSION,
+  OPAQUE_ID_PATTERN,
+  type Snapshot,
+} from '../decision/model.js';
+import { DECISION_NAME_PATTERN } from '../decision/names.js';
+import { isRfc3339Utc, parseRfc3339Utc } from '../decision/time.js';
+import { type DigestKey, hmacDigest, sha256Digest } from '../digest/digest.js';
+import { normalize } from '../digest/normalize.js';
+import {
+  activityAttributes,
+  approvalAttributes,
+  evidenceMissingAttributes,
+  snapshotAttributes,
+} from './attributes.js';
+import {
+  ATTR_CONTINUITY_STATE,
+  ATTR_EVIDENCE_MISSING,
+  ATTR_SESSION_ID,
+  type CompactionTrigger,
+  EVIDENCE_MISSING_REASONS,
+  INSTRUMENTATION_SCOPE,
+  SPAN_ACTIVITY,
+  SPAN_COMPACTION_POST,
+  SPAN_COMPACTION_PRE,
+  SPAN_DECISION_APPROVAL,
+} from './semconv.js';
+import type {
+  ApprovalInput,
+  CaptureOptions,
+  CaptureResult,
+  Continuity,
+  ContinuityLedgerRecord,
+  ContinuityLedgerSink,
+  ContinuityOptions,
+  ContinuityProblem,
+  DecisionInput,
+  ObserveOptions,
+  ObserveResult,
+  RecordResult,
+  SessionContinuity,
+} from './types.js';
+
+/** Default of {@link ContinuityOptions.runtime}. */
+export const DEFAULT_RUNTIME = 'sdk';
+/** Default of {@link ContinuityOptions.ledgerTimeoutMs}. */
+export const DEFAULT_LEDGER_TIMEOUT_MS = 2_000;
+/** Default of {@link ContinuityOptions.maxOpenBoundaries}. */
+export const DEFAULT_MAX_OPEN_BOUNDARIES = 10_000;
+
+/** Runtime names become metric attributes, so they stay short and plain (as the reader expects). */
+const RUNTIME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const PACKAGE_VERSION = '0.1.0';
+
+type Phase = 'pre' | 'post';
+
+/** A failure that becomes an evidence-missing mark; carries no value. */
+class CaptureFailure {
+  constructor(
+    readonly reason: string,
+    readonly detail: string,
+    readonly decision?: string,
+  ) {}
+}
+
+/**
+ * Creates the SDK extension. The spans go to `options.tracer`, by default the global tracer
+ * provider's (the one NodeSDK registers), in the trace active at each call.
+ */
+export function createContinuity(options: ContinuityOptions = {}): Continuity {
+  return new ContinuityExtension(options);
+}
+
+function hrTimeFromNs(ns: bigint): HrTime {
+  return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
+}
+
+function hrTimeFromMs(ms: number): HrTime {
+  const s = Math.floor(ms / 1000);
+  return [s, Math.round((ms - s * 1000) * 1e6)];
+}
+
+function addMs(time: HrTime, ms: number): HrTime {
+  const ns = time[1] + Math.max(0, Math.round(ms * 1e6));
+  return [time[0] + Math.floor(ns / 1e9), ns % 1e9];
+}
+
+function withTimeout<T>(work: () => Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    // A slow ledger must not keep the agent's process alive.
+    timer.unref?.();
+  });
+  return Promise.race([Promise.resolve().then(work), timeout]).finally(() => clearTimeout(timer));
+}
+
+class ContinuityExtension implements Continuity {
+  private readonly _runtime: string;
+  private readonly _tracer: Tracer | undefined;
+  private readonly _ledger: ContinuityLedgerSink | undefined;
+  private readonly _digestKey: DigestKey | undefined;
+  private readonly _bounds: DecisionBounds;
+  private readonly _ledgerTimeoutMs: number;
+  private readonly _now: () => number;
+  private readonly _onProblem: (problem: ContinuityProblem) => void;
+  private readonly _maxOpen: number;
+  /** Session → the boundary its last capture opened (insertion order = age, for eviction). */
+  private readonly _open = new Map<string, { boundaryId: string; trigger?: CompactionTrigger }>();
+
+  constructor(options: ContinuityOptions) {
+    const runtime = options.runtime ?? DEFAULT_RUNTIME;
+    if (RUNTIME_PATTERN.test(runtime)) this._runtime = runtime;
+    else {
+      diag.warn(`agent-continuity: runtime must match ${RUNTIME_PATTERN}; using "${DEFAULT_RUNTIME}"`);
+      this._runtime = DEFAULT_RUNTIME;
+    }
+    this._tracer = options.tracer;
+    this._ledger = options.ledger;
+    this._digestKey = options.digestKey;
+    this._bounds = options.decisionBounds ?? DEFAULT_DECISION_BOUNDS;
+    const timeout = options.ledgerTimeoutMs ?? DEFAULT_LEDGER_TIMEOUT_MS;
+    if (Number.isFinite(timeout) && timeout > 0) this._ledgerTimeoutMs = timeout;
+    else {
+      diag.warn('agent-continuity: ledgerTimeoutMs must be a positive number; using the default');
+      this._ledgerTimeoutMs = DEFAULT_LEDGER_TIMEOUT_MS;
+    }
+    this._now = options.now ?? Date.now;
+    this._onProblem =
+      options.onProblem ??
+      ((p) =>
+        diag.warn(
+          `agent-continuity: ${p.operation}: evidence missing (${p.reason})${p.decision ? ` for decision "${p.decision}"` : ''}: ${p.detail}`,
+        ));
+    this._maxOpen = Math.max(1, options.maxOpenBoundaries ?? DEFAULT_MAX_OPEN_BOUNDARIES);
+  }
+
+  // Resolved per call, so an extension created before NodeSDK starts still uses its provider.
+  private _getTracer(): Tracer {
+    return this._tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE, PACKAGE_VERSION);
+  }
+
+  private _report(problem: ContinuityProblem): void {
+    try {
+      this._onProblem(problem);
+    } catch {
+      // The agent's own callback must not break the capture either.
+    }
+  }
+
+  forSession(sessionId: string): SessionContinuity {
+    return {
+      sessionId,
+      capturePre: (decisions, options) => this.capturePre(sessionId, decisions, options),
+      observePost: (decisions, options) => this.observePost(sessionId, decisions, options),
+      recordApproval: (approval) => this.recordApproval(sessionId, approval),
+      reportActivity: (state, options) => this.reportActivity(sessionId, state, options),
+    };
+  }
+
+  async capturePre(
+    sessionId: string,
+    decisions: Record<string, DecisionInput>,
+    options: CaptureOptions = {},
+  ): Promise<CaptureResult> {
+    try {
+      return await this._snapshot('pre', sessionId, decisions, options);
+    } catch (err) {
+      return this._unexpected('capturePre', err);
+    }
+  }
+
+  async observePost(
+    sessionId: string,
+    decisions: Record<string, DecisionInput>,
+    options: ObserveOptions = {},
+  ): Promise<ObserveResult> {
+    try {
+      return await this._snapshot('post', sessionId, decisions, options);
+    } catch (err) {
+      return this._unexpected('observePost', err);
+    }
+  }
+
+  private _unexpected(operation: ContinuityProblem['operation'], err: unknown): CaptureResult {
+    const reason = EVIDENCE_MISSING_REASONS.captureFailed;
+    this._report({ operation, reason, detail: `unexpected ${(err as Error)?.name ?? 'error'}` });
+    return { ok: false, boundaryId: '', digests: {}, evidenceMissing: reason };
+  }
+
+  private _digest(name: string, input: DecisionInput): string {
+    if (input === null || typeof input !== 'object') {
+      throw new CaptureFailure(
+        EVIDENCE_MISSING_REASONS.invalidDecision,
+        'expected { value } or { digest }',
+        name,
+      );
+    }
+    if (input.digest !== undefined) {
+      if (typeof input.digest !== 'string' || !DIGEST_PATTERN.test(input.digest)) {
+        throw new CaptureFailure(EVIDENCE_MISSING_REASONS.invalidDecision, 'digest is malformed', name);
+      }
+      return input.digest;
+    }
+    if (!('value' in input)) {
+      throw new CaptureFailure(
+        EVIDENCE_MISSING_REASONS.invalidDecision,
+        'expected { value } or { digest }',
+        name,
+      );
+    }
+    const r = normalize(input.value);
+    if (!r.ok) {
+      // The problem code and path only: the message could quote part of the value.
+      throw new CaptureFailure(
+        EVIDENCE_MISSING_REASONS.invalidDecision,
+        `the normalizer refused the value (${r.problem.code} at ${r.problem.path})`,
+        name,
+      );
+    }
+    return this._digestKey ? hmacDigest(r.canonical, this._digestKey) : sha256Digest(r.canonical);
+  }
+
+  private _decisionMap(phase: Phase, input: Record<string, DecisionInput>, capturedAt: string): DecisionMap {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      throw new CaptureFailure(EVIDENCE_MISSING_REASONS.invalidDecision, 'expected a record of decisions');
+    }
+    const map: DecisionMap = {};
+    for (const name of Object.keys(input)) {
+      if (!DECISION_NAME_PATTERN.test(name)) {
+        throw new CaptureFailure(
+          EVIDENCE_MISSING_REASONS.invalidDecision,
+          `decision names must match ${DECISION_NAME_PATTERN}`,
+        );
+      }
+      const d = input[name]!;
+      const digest = this._digest(name, d);
+      const revision = d.revision ?? 1;
+      const observedAt = d.observedAt ?? capturedAt;
+      if (!Number.isSafeInteger(revision) || revision < 1) {
+        throw new CaptureFailure(
+          EVIDENCE_MISSING_REASONS.invalidDecision,
+          'revision must be an integer >= 1',
+          name,
+        );
+      }
+      if (typeof observedAt !== 'string' || !isRfc3339Utc(observedAt)) {
+        throw new CaptureFailure(
+          EVIDENCE_MISSING_REASONS.invalidDecision,
+          'observedAt must be RFC 3339 UTC',
+          name,
+        );
+      }
+      for (const field of ['source', 'approvalRef'] as const) {
+        const v = d[field];
+        if (v !== undefined && (typeof v !== 'string' || !OPAQUE_ID_PATTERN.test(v))) {
+          throw new CaptureFailure(
+            EVIDENCE_MISSING_REASONS.invalidDecision,
+            `${field} must be an opaque identifier (no spaces, not a path)`,
+            name,
+          );
+        }
+      }
+      map[name] = {
+        digest,
+        revision,
+        observedAt,
+        ...(d.source !== undefined && { source: d.source }),
+        ...(d.approvalRef !== undefined && { approvalRef: d.approvalRef }),
+      };
+    }
+    if (phase === 'pre') {
+      const problem = checkDecisionCount(map, this._bounds);
+      if (problem) throw new CaptureFailure(EVIDENCE_MISSING_REASONS.invalidDecision, problem);
+    }
+    return map;
+  }
+
+  /** The boundary id and trigger for this call; remembers (pre) or forgets (post) the session's. */
+  private _boundary(
+    phase: Phase,
+    sessionId: string,
+    options: CaptureOptions | ObserveOptions,
+  ): { boundaryId: string; known: boolean; trigger?: CompactionTrigger } {
+    const explicit =
+      typeof options.boundaryId === 'string' && OPAQUE_ID_PATTERN.test(options.boundaryId)
+        ? options.boundaryId
+        : undefined;
+    const trigger = options.trigger === 'manual' || options.trigger === 'auto' ? options.trigger : undefined;
+    if (phase === 'pre') {
+      const boundaryId = explicit ?? randomUUID();
+      this._open.delete(sessionId);
+      if (this._open.size >= this._maxOpen) {
+        const oldest = this._open.keys().next().value;
+        if (oldest !== undefined) this._open.delete(oldest);
+      }
+      this._open.set(sessionId, trigger ? { boundaryId, trigger } : { boundaryId });
+      return trigger ? { boundaryId, known: true, trigger } : { boundaryId, known: true };
+    }
+    const open = this._open.get(sessionId);
+    this._open.delete(sessionId);
+    const known = explicit ?? open?.boundaryId;
+    const t = trigger ?? open?.trigger;
+    // A post with no known boundary still gets an id for the ledger; the span leaves it out so
+    // the processor correlates by session and reports the missing pre honestly.
+    const boundaryId = known ?? randomUUID();
+    return t
+      ? { boundaryId, known: known !== undefined, trigger: t }
+      : { boundaryId, known: known !== undefined };
+  }
+
+  private _startSpan(name: string, attributes: Attributes, startTime: HrTime | undefined): Span {
+    return this._getTracer().startSpan(
+      name,
+      startTime
+        ? { kind: SpanKind.INTERNAL, attributes, startTime }
+        : { kind: SpanKind.INTERNAL, attributes },
+      context.active(),
+    );
+  }
+
+  private async _append(records: ContinuityLedgerRecord[]): Promise<boolean> {
+    const ledger = this._ledger;
+    if (!ledger) return true;
+    try {
+      await withTimeout(async () => {
+        for (const r of records) await ledger.append(r);
+      }, this._ledgerTimeoutMs);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async _snapshot(
+    phase: Phase,
+    sessionId: string,
+    decisions: Record<string, DecisionInput>,
+    options: CaptureOptions | ObserveOptions,
+  ): Promise<ObserveResult> {
+    const operation = phase === 'pre' ? 'capturePre' : 'observePost';
+    const spanName = phase === 'pre' ? SPAN_COMPACTION_PRE : SPAN_COMPACTION_POST;
+    const wallStart = performance.now();
+    if (typeof sessionId !== 'string' || !OPAQUE_ID_PATTERN.test(sessionId)) {
+      // No span: it could not be correlated, and the "id" might be a path or free text.
+      this._report({
+        operation,
+        reason: 'invalid_session',
+        detail: 'sessionId must be an opaque identifier',
+      });
+      return {
+        ok: false,
+        boundaryId: '',
+        digests: {},
+        evidenceMissing: EVIDENCE_MISSING_REASONS.captureFailed,
+      };
+    }
+    const { boundaryId, known, trigger } = this._boundary(phase, sessionId, options);
+    const compactedAt = phase === 'post' ? (options as ObserveOptions).compactedAt : undefined;
+    const boundaryContext = {
+      ...(known && { boundaryId }),
+      runtime: this._runtime,
+      ...(trigger && { trigger }),
+      ...(compactedAt !== undefined && isRfc3339Utc(compactedAt) && { compactedAt }),
+    };
+
+    let failure: CaptureFailure | undefined;
+    let capturedAt: string;
+    let startTime: HrTime | undefined;
+    const explicitAt = options.capturedAt;
+    if (explicitAt !== undefined) {
+      const ns = typeof explicitAt === 'string' ? parseRfc3339Utc(explicitAt) : undefined;
+      if (ns === undefined) {
+        failure = new CaptureFailure(
+          EVIDENCE_MISSING_REASONS.invalidDecision,
+          'capturedAt must be RFC 3339 UTC',
+        );
+        capturedAt = new Date(this._now()).toISOString();
+      } else {
+        capturedAt = explicitAt as string;
+        startTime = hrTimeFromNs(ns);
+      }
+    } else {
+      const nowMs = this._now();
+      capturedAt = new Date(nowMs).toISOString();
+      if (this._now !== Date.now) startTime = hrTimeFromMs(nowMs);
+    }
+    if (compactedAt !== undefined && !isRfc3339Utc(compactedAt) && !failure) {
+      failure = new CaptureFailure(
+        EVIDENCE_MISSING_REASONS.invalidDecision,
+        'compactedAt must be RFC 3339 UTC',
+      );
+    }
+
+    let snapshot: Snapshot | undefined;
+    if (!failure) {
+      try {
+        snapshot = {
+          sessionId,
+          capturedAt,
+          normalizerVersion: NORMALIZER_VERSION,
+          decisions: this._decisionMap(phase, decisions, capturedAt),
+        };
+      } catch (err) {
+        if (!(err instanceof CaptureFailure)) throw err;
+        failure = err;
+      }
+    }
+
+    const attributes = snapshot
+      ? snapshotAttributes(phase, snapshot, boundaryContext)
+      : evidenceMissingAttributes(phase, sessionId, failure!.reason, boundaryContext);
+    const span = this._startSpan(spanName, attributes, startTime);
+
+    const base = {
+      sessionId,
+      boundaryId,
+      runtime: this._runtime,
+      ...(trigger && { trigger }),
+    };
+    const records: ContinuityLedgerRecord[] = [];
+    if (boundaryContext.compactedAt !== undefined) {
+      records.push({ type: 'boundary', ...base, compactedAt: boundaryContext.compactedAt });
+    }
+    if (snapshot) {
+      records.push({
+        type: 'snapshot',
+        phase,
+        ...base,
+        capturedAt: snapshot.capturedAt,
+        normalizerVersion: snapshot.normalizerVersion,
+        decisions: snapshot.decisions,
+      });
+    } else {
+      records.push({ type: 'evidence_missing', phase, ...base, reason: failure!.reason, at: capturedAt });
+    }
+
+    if (!(await this._append(records))) {
+      if (snapshot) {
+        failure = new CaptureFailure(
+          EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
+          'the ledger write failed or timed out',
+        );
+        span.setAttribute(ATTR_EVIDENCE_MISSING, failure.reason);
+        // Best effort: the ledger may be back for a smaller record; never awaited beyond the bound.
+        void this._append([
+          { type: 'evidence_missing', phase, ...base, reason: failure.reason, at: capturedAt },
+        ]);
+      } else {
+        failure = new CaptureFailure(
+          failure!.reason,
+          `${failure!.detail}; the ledger write failed too`,
+          failure!.decision,
+        );
+      }
+    }
+
+    span.end(startTime ? addMs(startTime, performance.now() - wallStart) : undefined);
+    if (failure) {
+      this._report({
+        operation,
+        reason: failure.reason,
+        detail: failure.detail,
+        ...(failure.decision !== undefined && { decision: failure.decision }),
+      });
+    }
+
+    const result: ObserveResult = {
+      ok: failure === undefined,
+      boundaryId,
+      digests: failure
+        ? {}
+        : Object.fromEntries(Object.entries(snapshot!.decisions).map(([n, d]) => [n, d.digest])),
+      spanContext: span.spanContext(),
+      ...(failure && { evidenceMissing: failure.reason }),
+    };
+    if (phase === 'post') {
+      const state = readState(span);
+      if (state) result.state = state;
+    }
+    return result;
+  }
+
+  async recordApproval(sessionId: string, approval: ApprovalInput): Promise<RecordResult> {
+    try {
+      if (typeof sessionId !== 'string' || !OPAQUE_ID_PATTERN.test(sessionId)) {
+        this._report({
+          operation: 'recordApproval',
+          reason: 'invalid_session',
+          detail: 'sessionId must be an opaque identifier',
+        });
+        return { ok: false, problem: 'invalid_session' };
+      }
+      let record: Approval | undefined;
+      let failure: CaptureFailure | undefined;
+      try {
+        record = this._approval(approval);
+      } catch (err) {
+        if (!(err instanceof CaptureFailure)) throw err;
+        failure = err;
+      }
+      const span = this._startSpan(
+        SPAN_DECISION_APPROVAL,
+        record
+          ? approvalAttributes(sessionId, record)
+          : { [ATTR_SESSION_ID]: sessionId, [ATTR_EVIDENCE_MISSING]: failure!.reason },
+        undefined,
+      );
+      if (record && !(await this._append([{ type: 'approval', sessionId, ...record }]))) {
+        failure = new CaptureFailure(
+          EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
+          'the ledger write failed or timed out',
+        );
+        span.setAttribute(ATTR_EVIDENCE_MISSING, failure.reason);
+      }
+      span.end();
+      if (failure) {
+        this._report({
+          operation: 'recordApproval',
+          reason: failure.reason,
+          detail: failure.detail,
+          ...(failure.decision !== undefined && { decision: failure.decision }),
+        });
+        return { ok: false, problem: failure.reason };
+      }
+      return { ok: true };
+    } catch (err) {
+      this._report({
+        operation: 'recordApproval',
+        reason: 'capture_failed',
+        detail: `unexpected ${(err as Error)?.name}`,
+      });
+      return { ok: false, problem: EVIDENCE_MISSING_REASONS.captureFailed };
+    }
+  }
+
+  private _approval(input: ApprovalInput): Approval {
+    const invalid = (detail: string, decision?: string) =>
+      new CaptureFailure(EVIDENCE_MISSING_REASONS.invalidDecision, detail, decision);
+    if (input === null || typeof input !== 'object') throw invalid('expected an approval object');
+    const { decision, approvalRef, approvedBy } = input;
+    if (typeof decision !== 'string' || !DECISION_NAME_PATTERN.test(decision)) {
+      throw invalid(`decision must match ${DECISION_NAME_PATTERN}`);
+    }
+    if (typeof approvalRef !== 'string' || !OPAQUE_ID_PATTERN.test(approvalRef)) {
+      throw invalid('approvalRef must be an opaque identifier', decision);
+    }
+    if (typeof approvedBy !== 'string' || !OPAQUE_ID_PATTERN.test(approvedBy)) {
+      throw invalid('approvedBy must be an opaque identifier', decision);
+    }
+    const approvedAt = input.approvedAt ?? new Date(this._now()).toISOString();
+    if (typeof approvedAt !== 'string' || !isRfc3339Utc(approvedAt)) {
+      throw invalid('approvedAt must be RFC 3339 UTC', decision);
+    }
+    const side = (value: unknown, digest: string | undefined): DecisionInput =>
+      digest !== undefined ? { digest } : { value };
+    return {
+      decision,
+      fromDigest: this._digest(decision, side(input.from, input.fromDigest)),
+      toDigest: this._digest(decision, side(input.to, input.toDigest)),
+      approvalRef,
+      approvedBy,
+      approvedAt,
+    };
+  }
+
+  async reportActivity(
+    sessionId: string,
+    state: ActivityState,
+    options: { at?: string } = {},
+  ): Promise<RecordResult> {
+    try {
+      if (typeof sessionId !== 'string' || !OPAQUE_ID_PATTERN.test(sessionId)) {
+        this._report({
+          operation: 'reportActivity',
+          reason: 'invalid_session',
+          detail: 'sessionId must be an opaque identifier',
+        });
+        return { ok: false, problem: 'invalid_session' };
+      }
+      if (!(ACTIVITY_STATES as readonly string[]).includes(state)) {
+        this._report({
+          operation: 'reportActivity',
+          reason: 'invalid_input',
+          detail: `state must be one of ${ACTIVITY_STATES.join(', ')}`,
+        });
+        return { ok: false, problem: 'invalid_input' };
+      }
+      const at =
+        options.at !== undefined && isRfc3339Utc(options.at)
+          ? options.at
+          : new Date(this._now()).toISOString();
+      const ns = options.at !== undefined ? parseRfc3339Utc(at) : undefined;
+      const span = this._startSpan(
+        SPAN_ACTIVITY,
+        activityAttributes(sessionId, state),
+        ns ? hrTimeFromNs(ns) : undefined,
+      );
+      span.end(ns ? hrTimeFromNs(ns) : undefined);
+      if (!(await this._append([{ type: 'activity', sessionId, state, at }]))) {
+        this._report({
+          operation: 'reportActivity',
+          reason: EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
+          detail: 'the ledger write failed or timed out',
+        });
+        return { ok: false, problem: EVIDENCE_MISSING_REASONS.ledgerWriteFailed };
+      }
+      return { ok: true };
+    } catch (err) {
+      this._report({
+        operation: 'reportActivity',
+        reason: 'capture_failed',
+        detail: `unexpected ${(err as Error)?.name}`,
+      });
+      return { ok: false, problem: EVIDENCE_MISSING_REASONS.captureFailed };
+    }
+  }
+}
+
+/** The state a ContinuityProcessor wrote on an ended SDK span, if any (duck-typed: API spans have none). */
+function readState(span: Span): ContinuityState | undefined {
+  const attrs = (span as unknown as { attributes?: Record<string, AttributeValue | undefined> }).attributes;
+  const state = attrs?.[ATTR_CONTINUITY_STATE];
+  return typeof state === 'string' && (CONTINUITY_STATES as readonly string[]).includes(state)
+    ? (state as ContinuityState)
+    : undefined;
+}
