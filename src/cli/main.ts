@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../decision/problems.js';
 import { registerClassify } from './commands/classify.js';
+import { registerServe } from './commands/serve.js';
 import { EXIT } from './exit-codes.js';
 
 /** An error the CLI reports with its own exit code and message. */
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerClassify(program);
+  registerServe(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -336,10 +336,7 @@ function readYamlFile(file: string): unknown {
 
 /** The default state directory for a service listening on `port`. */
 export function defaultStateDir(port: number, env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/')
-      ? env.XDG_STATE_HOME
-      : join(homedir(), '.local', 'state');
+  const base = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME! : join(homedir(), '.local', 'state');
   return join(base, 'agent-continuity', `serve-${port}`);
 }
 

@@ -1,0 +1,147 @@
+/**
+ * Reading an OTLP/HTTP request body: content type, content encoding, the size limit before and
+ * after decompression, and the request timeout. Each failure is a {@link BodyError} carrying the
+ * HTTP status the OTLP/HTTP specification asks for and a message a client developer can act on.
+ */
+import type { IncomingMessage } from 'node:http';
+import { gunzip } from 'node:zlib';
+
+/** The OTLP/HTTP payload encodings. */
+export type OtlpEncoding = 'protobuf' | 'json';
+
+/** Content types per encoding (the OTLP/HTTP specification's). */
+export const OTLP_CONTENT_TYPES = {
+  protobuf: 'application/x-protobuf',
+  json: 'application/json',
+} as const satisfies Record<OtlpEncoding, string>;
+
+/** A request body that cannot be used, with the status to answer. */
+export class BodyError extends Error {
+  override readonly name = 'BodyError';
+  /** The HTTP status: 400, 408, 413 or 415. */
+  readonly status: 400 | 408 | 413 | 415;
+  /** A literal code for metrics and tests. */
+  readonly code:
+    | 'unsupported_media_type'
+    | 'unsupported_encoding'
+    | 'too_large'
+    | 'bad_gzip'
+    | 'timeout'
+    | 'aborted';
+  constructor(status: BodyError['status'], code: BodyError['code'], message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * The payload encoding from a `Content-Type` header (parameters such as `charset` ignored, case
+ * insensitive). Throws a 415 {@link BodyError} for anything else.
+ */
+export function encodingOf(contentType: string | undefined): OtlpEncoding {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === OTLP_CONTENT_TYPES.protobuf) return 'protobuf';
+  if (type === OTLP_CONTENT_TYPES.json) return 'json';
+  throw new BodyError(
+    415,
+    'unsupported_media_type',
+    `unsupported Content-Type ${JSON.stringify(contentType ?? '')}: send application/x-protobuf or application/json`,
+  );
+}
+
+/** Whether the body is gzip-compressed, from `Content-Encoding`. Throws a 415 for other codings. */
+export function isGzip(contentEncoding: string | undefined): boolean {
+  const coding = (contentEncoding ?? '').trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return false;
+  if (coding === 'gzip') return true;
+  throw new BodyError(
+    415,
+    'unsupported_encoding',
+    `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: send gzip or no Content-Encoding`,
+  );
+}
+
+/** Limits on one body. */
+export interface BodyLimits {
+  /** Most bytes on the wire and after decompression. */
+  maxBytes: number;
+  /** Milliseconds for the whole body to arrive. */
+  timeoutMs: number;
+}
+
+/**
+ * Reads the whole body, refusing more than `maxBytes` (413) as soon as it is exceeded, whether the
+ * client sent a `Content-Length` or not. Does not decompress.
+ */
+export function readRawBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limits.maxBytes) {
+    return Promise.reject(tooLarge(limits.maxBytes, `Content-Length ${declared}`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err: BodyError | undefined, body?: Buffer) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) {
+        // Keep reading (and discarding) so the response can still be written on this connection.
+        req.resume();
+        reject(err);
+      } else resolve(body!);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limits.maxBytes) finish(tooLarge(limits.maxBytes, 'the body'));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onError = () => finish(new BodyError(400, 'aborted', 'the request body could not be read'));
+    const onAborted = () => finish(new BodyError(400, 'aborted', 'the client aborted the request'));
+    const timer = setTimeout(
+      () =>
+        finish(
+          new BodyError(408, 'timeout', `the request body did not arrive within ${limits.timeoutMs} ms`),
+        ),
+      limits.timeoutMs,
+    );
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+/** Decompresses a gzip body, refusing more than `maxBytes` of output (413) and bad data (400). */
+export function gunzipBody(body: Buffer, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    gunzip(body, { maxOutputLength: maxBytes }, (err, out) => {
+      if (!err) return resolve(out);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        return reject(tooLarge(maxBytes, 'the decompressed body'));
+      }
+      reject(
+        new BodyError(
+          400,
+          'bad_gzip',
+          `Content-Encoding is gzip but the body is not valid gzip (${(err as NodeJS.ErrnoException).code ?? err.message})`,
+        ),
+      );
+    });
+  });
+}
+
+function tooLarge(maxBytes: number, what: string): BodyError {
+  return new BodyError(
+    413,
+    'too_large',
+    `${what} exceeds the limit of ${maxBytes} bytes (server.maxRequestBytes): send smaller batches`,
+  );
+}

@@ -1,0 +1,312 @@
+/**
+ * What the service does to a decoded OTLP request, as pure functions over plain objects:
+ * - {@link inspectRequest}: checks span limits, finds compaction spans and reads them with the
+ *   attribute codec; spans that cannot be accepted are removed and named (OTLP partial success);
+ * - {@link enrichPostSpans}: writes each resolution onto its post span (state attributes and a
+ *   link to the pre span) when the post span is in this request;
+ * - {@link checkResourceSpans}: builds `agent.continuity.check` spans for resolutions without a
+ *   post span in hand (post window expired, evicted, orphan post, late pre).
+ * Everything else is forwarded unchanged.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Resolution } from '../correlate/types.js';
+import { OPAQUE_ID_PATTERN } from '../decision/model.js';
+import {
+  type CompactionEvent,
+  checkAttributes,
+  classificationAttributes,
+  isCompactionSpanName,
+  readCompactionSpan,
+} from '../otel/attributes.js';
+import {
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_SESSION_ID,
+  SERVICE_REJECT_REASONS,
+  SPAN_CONTINUITY_CHECK,
+} from '../otel/semconv.js';
+import type {
+  OtlpAnyValue,
+  OtlpKeyValue,
+  OtlpResourceSpans,
+  OtlpSpan,
+  OtlpTraceRequest,
+} from '../otlp/index.js';
+import { attributesToRecord, recordToAttributes, upsertAttributes } from '../otlp/index.js';
+
+/** Per-span limits (from `limits.*` in the configuration). */
+export interface SpanLimits {
+  maxAttributeValueLength: number;
+  maxAttributesPerSpan: number;
+}
+
+/** A compaction span found in a request, with the event the attribute codec read from it. */
+export interface FoundEvent {
+  event: CompactionEvent;
+  span: OtlpSpan;
+}
+
+/** The result of {@link inspectRequest}. */
+export interface Inspection {
+  /** The request without the rejected spans (the same object when none were rejected). */
+  request: OtlpTraceRequest;
+  /** Spans accepted. */
+  accepted: number;
+  /** Spans rejected, by reason (a `SERVICE_REJECT_REASONS` value). */
+  rejectedByReason: Map<string, number>;
+  /** Up to a few messages naming the rejected spans, for the partial-success `error_message`. */
+  messages: string[];
+  /** Compaction events in request order. */
+  events: FoundEvent[];
+}
+
+/** How many rejected spans are described in one partial-success message. */
+const MAX_MESSAGES = 3;
+
+function longString(value: OtlpAnyValue | undefined, max: number): number {
+  if (value === undefined) return 0;
+  if (value.stringValue !== undefined) return value.stringValue.length > max ? value.stringValue.length : 0;
+  if (value.bytesValue !== undefined) return value.bytesValue.length > max ? value.bytesValue.length : 0;
+  if (value.arrayValue !== undefined) {
+    for (const v of value.arrayValue.values) {
+      const n = longString(v, max);
+      if (n > 0) return n;
+    }
+  }
+  if (value.kvlistValue !== undefined) {
+    for (const kv of value.kvlistValue.values) {
+      const n = longString(kv.value, max);
+      if (n > 0) return n;
+    }
+  }
+  return 0;
+}
+
+/** Why a span is over the limits, or undefined. Never quotes a value, only its key and length. */
+function limitProblem(attributes: readonly OtlpKeyValue[], limits: SpanLimits): string | undefined {
+  if (attributes.length > limits.maxAttributesPerSpan) {
+    return `${attributes.length} attributes, more than limits.maxAttributesPerSpan ${limits.maxAttributesPerSpan}`;
+  }
+  for (const kv of attributes) {
+    const n = longString(kv.value, limits.maxAttributeValueLength);
+    if (n > 0) {
+      return `attribute ${JSON.stringify(kv.key.slice(0, 100))} is ${n} characters long, more than limits.maxAttributeValueLength ${limits.maxAttributeValueLength}`;
+    }
+  }
+  return undefined;
+}
+
+function hasSessionKey(attributes: readonly OtlpKeyValue[]): boolean {
+  for (const kv of attributes) {
+    if (kv.key !== ATTR_SESSION_ID && kv.key !== ATTR_GEN_AI_CONVERSATION_ID) continue;
+    const v = kv.value?.stringValue;
+    if (v !== undefined && OPAQUE_ID_PATTERN.test(v)) return true;
+  }
+  return false;
+}
+
+/**
+ * Walks every span once: spans over the limits, and compaction spans with no usable session key
+ * (`session.id` or `gen_ai.conversation.id`), are rejected; compaction spans are read into events.
+ * Ordinary spans cost one name check and the limit scan.
+ */
+export function inspectRequest(request: OtlpTraceRequest, limits: SpanLimits): Inspection {
+  const rejectedByReason = new Map<string, number>();
+  const messages: string[] = [];
+  const events: FoundEvent[] = [];
+  let accepted = 0;
+  let anyRejected = false;
+  const reject = (path: string, span: OtlpSpan, reason: string, why: string) => {
+    anyRejected = true;
+    rejectedByReason.set(reason, (rejectedByReason.get(reason) ?? 0) + 1);
+    if (messages.length < MAX_MESSAGES) {
+      messages.push(`${path} (${JSON.stringify(span.name.slice(0, 100))}): ${why}`);
+    }
+  };
+  const keep: boolean[][][] = [];
+  request.resourceSpans.forEach((rs, r) => {
+    const keepR: boolean[][] = [];
+    keep.push(keepR);
+    rs.scopeSpans.forEach((ss, s) => {
+      const keepS: boolean[] = [];
+      keepR.push(keepS);
+      ss.spans.forEach((span, i) => {
+        const path = `resourceSpans[${r}].scopeSpans[${s}].spans[${i}]`;
+        const problem = limitProblem(span.attributes, limits);
+        if (problem !== undefined) {
+          reject(path, span, SERVICE_REJECT_REASONS.attributeLimit, problem);
+          keepS.push(false);
+          return;
+        }
+        if (isCompactionSpanName(span.name)) {
+          const event = readCompactionSpan(
+            span.name,
+            attributesToRecord(span.attributes),
+            span.startTimeUnixNano,
+            {
+              traceId: span.traceId,
+              spanId: span.spanId,
+            },
+          );
+          if (event !== undefined) events.push({ event, span });
+          else if (!hasSessionKey(span.attributes)) {
+            reject(
+              path,
+              span,
+              SERVICE_REJECT_REASONS.missingSessionKey,
+              `a compaction span needs a session key: set ${ATTR_SESSION_ID} (or ${ATTR_GEN_AI_CONVERSATION_ID}) to an opaque id`,
+            );
+            keepS.push(false);
+            return;
+          }
+        }
+        accepted++;
+        keepS.push(true);
+      });
+    });
+  });
+  if (!anyRejected) return { request, accepted, rejectedByReason, messages, events };
+  // Rebuild only the lists that lost a span; the rest is shared with the decoded request.
+  const filtered: OtlpTraceRequest = {
+    resourceSpans: request.resourceSpans.map((rs, r) => ({
+      ...rs,
+      scopeSpans: rs.scopeSpans.map((ss, s) => ({
+        ...ss,
+        spans: ss.spans.filter((_, i) => keep[r]![s]![i]),
+      })),
+    })),
+  };
+  return { request: filtered, accepted, rejectedByReason, messages, events };
+}
+
+/**
+ * The partial-success message for an inspection with rejected spans: how many, why, and the
+ * first few span paths (never an attribute value).
+ */
+export function rejectionMessage(inspection: Inspection): string {
+  const total = [...inspection.rejectedByReason.values()].reduce((a, b) => a + b, 0);
+  const reasons = [...inspection.rejectedByReason.entries()].map(([r, n]) => `${n} ${r}`).join(', ');
+  const more = total > inspection.messages.length ? `; and ${total - inspection.messages.length} more` : '';
+  return `${total} span(s) rejected (${reasons}): ${inspection.messages.join('; ')}${more}`;
+}
+
+/**
+ * Writes each resolution onto its post span when that span is in `events` (the post observed in
+ * this request): the continuity attributes and a link to the pre span. Returns the resolutions
+ * that still need an `agent.continuity.check` span.
+ */
+export function enrichPostSpans(
+  events: readonly FoundEvent[],
+  resolutions: readonly Resolution[],
+): Resolution[] {
+  const rest: Resolution[] = [];
+  for (const r of resolutions) {
+    const post =
+      r.resolvedAtPost && r.postSpan ? findSpan(events, r.postSpan.traceId, r.postSpan.spanId) : undefined;
+    if (!post) {
+      rest.push(r);
+      continue;
+    }
+    post.attributes = upsertAttributes(
+      post.attributes,
+      classificationAttributes(r.classification, r.activity),
+    );
+    if (
+      r.preSpan &&
+      !post.links.some((l) => l.spanId === r.preSpan!.spanId && l.traceId === r.preSpan!.traceId)
+    ) {
+      post.links = [
+        ...post.links,
+        {
+          traceId: r.preSpan.traceId,
+          spanId: r.preSpan.spanId,
+          traceState: '',
+          attributes: [],
+          droppedAttributesCount: 0,
+          flags: 0,
+        },
+      ];
+    }
+  }
+  return rest;
+}
+
+function findSpan(events: readonly FoundEvent[], traceId: string, spanId: string): OtlpSpan | undefined {
+  for (const e of events) if (e.span.spanId === spanId && e.span.traceId === traceId) return e.span;
+  return undefined;
+}
+
+/** Who emits the check spans: the service's resource attributes and instrumentation scope. */
+export interface CheckSpanSource {
+  resource: Readonly<Record<string, string>>;
+  scopeName: string;
+  scopeVersion: string;
+}
+
+/**
+ * One ResourceSpans holding an `agent.continuity.check` span per resolution: in the pre span's
+ * trace when known (else the post's, else a new trace), linked to the pre and post spans, with
+ * the boundary identity and the continuity attributes. Undefined when there is nothing to emit.
+ */
+export function checkResourceSpans(
+  resolutions: readonly Resolution[],
+  nowMs: number,
+  source: CheckSpanSource,
+): OtlpResourceSpans | undefined {
+  if (resolutions.length === 0) return undefined;
+  const nowNs = (BigInt(Math.floor(nowMs)) * 1_000_000n).toString();
+  const spans: OtlpSpan[] = resolutions.map((r) => {
+    const links = [r.preSpan, r.postSpan]
+      .filter((s): s is NonNullable<typeof s> => s !== null)
+      .map((s) => ({
+        traceId: s.traceId,
+        spanId: s.spanId,
+        traceState: '',
+        attributes: [],
+        droppedAttributesCount: 0,
+        flags: 0,
+      }));
+    return {
+      traceId: r.preSpan?.traceId ?? r.postSpan?.traceId ?? randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      traceState: '',
+      parentSpanId: '',
+      flags: 0,
+      name: SPAN_CONTINUITY_CHECK,
+      kind: 1, // INTERNAL
+      startTimeUnixNano: nowNs,
+      endTimeUnixNano: nowNs,
+      attributes: recordToAttributes(
+        checkAttributes(
+          { sessionId: r.sessionId, boundaryId: r.boundaryId, runtime: r.runtime, trigger: r.trigger },
+          r.classification,
+          r.activity,
+        ),
+      ),
+      droppedAttributesCount: 0,
+      events: [],
+      droppedEventsCount: 0,
+      links,
+      droppedLinksCount: 0,
+    };
+  });
+  return {
+    resource: {
+      attributes: recordToAttributes({ ...source.resource }),
+      droppedAttributesCount: 0,
+      entityRefs: [],
+    },
+    scopeSpans: [
+      {
+        scope: {
+          name: source.scopeName,
+          version: source.scopeVersion,
+          attributes: [],
+          droppedAttributesCount: 0,
+        },
+        spans,
+        schemaUrl: '',
+      },
+    ],
+    schemaUrl: '',
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * The OTLP/HTTP receiver for `POST /v1/traces`: authentication, admission, body, decoding, and the
+ * answer the OTLP/HTTP specification asks for.
+ *
+ * | Situation                                          | Status                         |
+ * |----------------------------------------------------|--------------------------------|
+ * | accepted (all spans)                               | 200, empty response            |
+ * | some spans refused (limits, missing session key)   | 200, `partial_success`         |
+ * | undecodable body, bad gzip, wrong field types      | 400                            |
+ * | missing or wrong bearer token                      | 401                            |
+ * | body did not arrive in `server.requestTimeout`     | 408                            |
+ * | body over `server.maxRequestBytes` (raw or gunzipped) | 413                         |
+ * | Content-Type / Content-Encoding not supported      | 415                            |
+ * | forward queue full, downstream healthy             | 429 + Retry-After              |
+ * | forward queue full while the downstream fails, shutting down, state not durable | 503 + Retry-After |
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decodeTraceRequest, OtlpError, type OtlpTraceRequest } from '../otlp/index.js';
+import { BodyError, encodingOf, gunzipBody, isGzip, type OtlpEncoding, readRawBody } from './body.js';
+import { sendError, sendSuccess } from './responses.js';
+
+/** A refusal decided by the service after decoding (queue full, state not durable, shutting down). */
+export class Refusal extends Error {
+  override readonly name = 'Refusal';
+  constructor(
+    readonly status: 429 | 503,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
+/** What the receiver needs from the service. */
+export interface ReceiverTarget {
+  /** Body limits. */
+  maxRequestBytes: number;
+  requestTimeoutMs: number;
+  /** SHA-256 of the bearer token, when one is required. */
+  tokenHash: Buffer | undefined;
+  /** A refusal to give before reading the body (shutting down, queue already full), or undefined. */
+  admit(): Refusal | undefined;
+  /**
+   * Processes a decoded request. Resolves with the partial success to report (or undefined), once
+   * the request's compaction events are durable and its spans are queued. Throws {@link Refusal}.
+   */
+  ingest(
+    request: OtlpTraceRequest,
+    encoding: OtlpEncoding,
+    body: Buffer,
+  ): Promise<{ rejectedSpans: number; errorMessage: string } | undefined>;
+  /** Counts one answered request by status. */
+  answered(status: number): void;
+}
+
+/** SHA-256 of a token, so the comparison below is constant-time on equal-length inputs. */
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+function authorized(req: IncomingMessage, tokenHash: Buffer | undefined): boolean {
+  if (tokenHash === undefined) return true;
+  const header = req.headers.authorization;
+  if (typeof header !== 'string' || !/^Bearer /i.test(header)) return false;
+  return timingSafeEqual(hashToken(header.slice(7).trim()), tokenHash);
+}
+
+/** Handles one `POST /v1/traces`. Never throws; every path answers exactly once. */
+export async function handleTraces(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: ReceiverTarget,
+): Promise<void> {
+  let encoding: OtlpEncoding | undefined;
+  const answer = (status: number, message: string, options: Parameters<typeof sendError>[4] = {}) => {
+    target.answered(status);
+    sendError(res, status, encoding, message, options);
+  };
+  try {
+    if (!authorized(req, target.tokenHash)) {
+      req.resume();
+      answer(401, 'missing or wrong bearer token: send Authorization: Bearer <token> (server.bearerToken)', {
+        headers: { 'www-authenticate': 'Bearer' },
+      });
+      return;
+    }
+    encoding = encodingOf(req.headers['content-type']);
+    const gzip = isGzip(req.headers['content-encoding']);
+    const early = target.admit();
+    if (early) {
+      req.resume();
+      answer(early.status, early.message, { retryAfterSeconds: early.retryAfterSeconds });
+      return;
+    }
+    const limits = { maxBytes: target.maxRequestBytes, timeoutMs: target.requestTimeoutMs };
+    const raw = await readRawBody(req, limits);
+    const body = gzip ? await gunzipBody(raw, target.maxRequestBytes) : raw;
+    let request: OtlpTraceRequest;
+    try {
+      request = decodeTraceRequest(body, encoding);
+    } catch (e) {
+      if (e instanceof OtlpError) {
+        answer(400, `cannot decode the ExportTraceServiceRequest (${encoding}): ${e.message}`);
+        return;
+      }
+      throw e;
+    }
+    const partial = await target.ingest(request, encoding, body);
+    target.answered(200);
+    sendSuccess(res, encoding, partial);
+  } catch (e) {
+    if (e instanceof BodyError) {
+      // Drain what the client still sends, so it can read the answer; after a 413 or 408 close
+      // the connection rather than reading an unbounded or stalled body to its end.
+      req.resume();
+      answer(e.status, e.message, { close: e.status === 413 || e.status === 408 });
+    } else if (e instanceof Refusal) {
+      answer(e.status, e.message, { retryAfterSeconds: e.retryAfterSeconds });
+    } else {
+      answer(500, `internal error: ${(e as Error).message ?? String(e)}`);
+    }
+  }
+}

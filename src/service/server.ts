@@ -1,0 +1,92 @@
+/**
+ * The HTTP listener of `continuity serve` on node:http: routes `POST /v1/traces`, `GET /metrics`,
+ * `GET /healthz`, `GET /readyz`; everything else is 404 (405 for a wrong method on a known path).
+ * Paths come from {@link SERVICE_DEFAULTS}.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { SERVICE_DEFAULTS } from './config.js';
+import { sendError, sendText } from './responses.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The handlers a listener serves; a missing one is a 404. */
+export interface Routes {
+  traces?: Handler;
+  metrics?: Handler;
+  health: Handler;
+  ready: Handler;
+  /** True once shutdown began: new trace requests are refused with {@link Routes.refuse}. */
+  closing: () => boolean;
+  refuse: (res: ServerResponse) => void;
+  /** Whole-request timeout in ms (Node's `requestTimeout`; headers within it too). */
+  requestTimeoutMs: number;
+}
+
+/** Creates (does not start) a listener serving `routes`. */
+export function createServiceServer(routes: Routes): Server {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const method = req.method ?? 'GET';
+    const route = (handler: Handler | undefined, allowed: string) => {
+      if (!handler) return notFound(req, res);
+      if (method !== allowed && !(allowed === 'GET' && method === 'HEAD')) {
+        req.resume();
+        return sendError(res, 405, undefined, `use ${allowed} for ${path}`, { headers: { allow: allowed } });
+      }
+      handler(req, res);
+    };
+    switch (path) {
+      case SERVICE_DEFAULTS.tracesPath:
+        if (routes.traces && routes.closing()) {
+          req.resume();
+          return routes.refuse(res);
+        }
+        return route(routes.traces, 'POST');
+      case SERVICE_DEFAULTS.metricsPath:
+        return route(routes.metrics, 'GET');
+      case SERVICE_DEFAULTS.healthPath:
+        return route(routes.health, 'GET');
+      case SERVICE_DEFAULTS.readyPath:
+        return route(routes.ready, 'GET');
+      default:
+        return notFound(req, res);
+    }
+  });
+  server.requestTimeout = routes.requestTimeoutMs;
+  server.headersTimeout = Math.min(routes.requestTimeoutMs, 60_000);
+  // Slightly longer than the usual client idle timeouts, so the client closes first.
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+function notFound(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  sendText(
+    res,
+    404,
+    `not found: this server serves POST ${SERVICE_DEFAULTS.tracesPath}, GET ${SERVICE_DEFAULTS.metricsPath}, ${SERVICE_DEFAULTS.healthPath}, ${SERVICE_DEFAULTS.readyPath}`,
+  );
+}
+
+/** Starts listening; rejects with a clear message when the address is taken. */
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(
+        new Error(
+          e.code === 'EADDRINUSE'
+            ? `cannot listen on ${host}:${port}: the address is in use (set server.port, or CONTINUITY_SERVE_PORT; 0 picks a free port)`
+            : `cannot listen on ${host}:${port}: ${e.code ?? e.message}`,
+        ),
+      );
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}

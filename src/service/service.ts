@@ -1,0 +1,529 @@
+/**
+ * `continuity serve` put together: the OTLP/HTTP receiver, the correlator (pure, the clock passed
+ * in), the durable pending state, the forward queue and forwarder, and the metrics, with start-up
+ * recovery and graceful shutdown.
+ *
+ * Order of one request: decode → inspect (limits, session keys, compaction events) → reserve room
+ * in the queue (else 429/503, nothing applied) → apply events to the correlator and append them
+ * to the journal → enrich post spans, build check spans → wait for the journal's fsync → queue the
+ * spans → answer 200. So an answered request is durable and queued; an unanswered one the client
+ * retries (the correlator ignores a span it has already seen).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { Correlator } from '../correlate/correlator.js';
+import type { Resolution } from '../correlate/types.js';
+import type { CompactionEvent } from '../otel/attributes.js';
+import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
+import {
+  decodeTraceResponse,
+  encodeTraceRequest,
+  type OtlpResourceSpans,
+  type OtlpTraceRequest,
+} from '../otlp/index.js';
+import type { OtlpEncoding } from './body.js';
+import { defaultStateDir, resolveBearerToken, SERVICE_DEFAULTS, type ServiceConfig } from './config.js';
+import { checkResourceSpans, enrichPostSpans, inspectRequest, rejectionMessage } from './enrich.js';
+import { Forwarder } from './forwarder.js';
+import { createLogger, type Logger } from './log.js';
+import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
+import { type QueueItem, SpanQueue } from './queue.js';
+import { handleTraces, hashToken, type ReceiverTarget, Refusal } from './receiver.js';
+import { sendError, sendText } from './responses.js';
+import { createServiceServer, listen } from './server.js';
+import { PendingStore } from './state.js';
+
+/** Records the continuity metrics for resolved boundaries (boundaries, reobservation, ...). */
+export interface ContinuityMetricsRecorder {
+  record(resolutions: readonly Resolution[]): void;
+}
+
+/** Options of {@link ContinuityService.start} beside the configuration. */
+export interface StartOptions {
+  /** Default: JSON lines on stderr at `log.level`. */
+  logger?: Logger;
+  /** The environment (state directory default, resource detection). Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Builds the continuity metrics on the service's meter provider and correlator. Default: the
+   * processor's metrics module.
+   */
+  continuityMetrics?: (
+    metrics: ServiceMetrics,
+    correlator: Correlator,
+  ) => ContinuityMetricsRecorder | undefined;
+}
+
+/** Seconds a client is asked to wait: queue full while the downstream keeps up. */
+const RETRY_AFTER_BUSY_S = 1;
+/** Seconds a client is asked to wait: downstream failing, shutting down, or the disk failing. */
+const RETRY_AFTER_UNAVAILABLE_S = 5;
+
+/** A running `continuity serve`. */
+export class ContinuityService {
+  private readonly _config: ServiceConfig;
+  private readonly _log: Logger;
+  private readonly _correlator: Correlator;
+  private readonly _store: PendingStore;
+  private readonly _queue: SpanQueue;
+  private readonly _forwarder: Forwarder;
+  private readonly _metrics: ServiceMetrics;
+  private readonly _continuity: ContinuityMetricsRecorder | undefined;
+  private readonly _checkSource: {
+    resource: Record<string, string>;
+    scopeName: string;
+    scopeVersion: string;
+  };
+  private readonly _downstreamEncoding: OtlpEncoding;
+  private _server: Server | undefined;
+  private _metricsServer: Server | undefined;
+  private _ticker: NodeJS.Timeout | undefined;
+  private _ready = false;
+  private _closing = false;
+  private _stateFailed: Error | undefined;
+  private _inflight = 0;
+  private _inflightDone: Array<() => void> = [];
+  private _stopped: Promise<void> | undefined;
+
+  private constructor(parts: {
+    config: ServiceConfig;
+    log: Logger;
+    correlator: Correlator;
+    store: PendingStore;
+    queue: SpanQueue;
+    forwarder: Forwarder;
+    metrics: ServiceMetrics;
+    continuity: ContinuityMetricsRecorder | undefined;
+    checkSource: ContinuityService['_checkSource'];
+  }) {
+    this._config = parts.config;
+    this._log = parts.log;
+    this._correlator = parts.correlator;
+    this._store = parts.store;
+    this._queue = parts.queue;
+    this._forwarder = parts.forwarder;
+    this._metrics = parts.metrics;
+    this._continuity = parts.continuity;
+    this._checkSource = parts.checkSource;
+    this._downstreamEncoding = parts.config.downstream.protocol === 'http/json' ? 'json' : 'protobuf';
+  }
+
+  /**
+   * Recovers the pending state, starts the listeners and the expiry ticker. Throws when the state
+   * directory is locked by another live process or a port cannot be bound.
+   */
+  static async start(config: ServiceConfig, options: StartOptions = {}): Promise<ContinuityService> {
+    const env = options.env ?? process.env;
+    const log = options.logger ?? createLogger(config.log.level);
+    const tokenHash = (() => {
+      const token = resolveBearerToken(config);
+      return token === undefined ? undefined : hashToken(token);
+    })();
+
+    const instanceId = randomUUID();
+    const resource = resourceFromAttributes({
+      'service.name': 'continuity-serve',
+      'service.version': SERVICE_SCOPE.version,
+      'service.instance.id': instanceId,
+    }).merge(detectResources({ detectors: [envDetector] }));
+    const checkResource: Record<string, string> = {};
+    for (const [k, v] of Object.entries(resource.attributes)) if (typeof v === 'string') checkResource[k] = v;
+
+    const stateDir = config.state.dir ?? defaultStateDir(config.server.port, env);
+    const { store, recovered } = await PendingStore.open({
+      dir: stateDir,
+      compactAfterBytes: config.state.compactAfterBytes,
+    });
+
+    const correlator = new Correlator({
+      postWindowsMs: config.correlation.postWindows,
+      ...(config.correlation.maxPendingBoundaries !== undefined && {
+        maxPendingBoundaries: config.correlation.maxPendingBoundaries,
+      }),
+    });
+    for (const w of correlator.warnings) log.warn('correlator option clamped', { detail: w });
+
+    const queue = new SpanQueue(config.downstream.queueMaxSpans);
+    const metrics = new ServiceMetrics({
+      resource,
+      queue,
+      ...(config.metrics.otlp.endpoint !== undefined && {
+        otlp: {
+          endpoint: config.metrics.otlp.endpoint,
+          protocol: config.metrics.otlp.protocol,
+          headers: config.metrics.otlp.headers,
+          intervalMs: config.metrics.otlp.interval,
+          timeoutMs: config.metrics.otlp.timeout,
+        },
+      }),
+    });
+    const continuity = options.continuityMetrics ? options.continuityMetrics(metrics, correlator) : undefined;
+
+    const forwarder = new Forwarder({
+      endpoint: config.downstream.endpoint,
+      protocol: config.downstream.protocol,
+      headers: config.downstream.headers,
+      compression: config.downstream.compression,
+      timeoutMs: config.downstream.timeout,
+      concurrency: config.downstream.concurrency,
+      maxBatchSpans: config.downstream.maxBatchSpans,
+      retry: config.downstream.retry,
+      queue,
+      encode: (items) => encodeBatch(items),
+      readPartialSuccess: (body, protocol) => {
+        const r = decodeTraceResponse(body, protocol === 'http/json' ? 'json' : 'protobuf');
+        if (!r.partialSuccess) return undefined;
+        return {
+          rejectedSpans: Number(r.partialSuccess.rejectedSpans),
+          errorMessage: r.partialSuccess.errorMessage,
+        };
+      },
+      observer: {
+        forwarded: (n) => metrics.forwarded(n),
+        dropped: (n, reason) => {
+          metrics.dropped(n, reason);
+          if (reason !== SERVICE_DROP_REASONS.noDownstream) log.warn('spans dropped', { spans: n, reason });
+        },
+        exportFailed: (reason, detail) => {
+          metrics.exportFailed(reason);
+          log.warn('export to the downstream failed', { reason, detail });
+        },
+      },
+    });
+
+    const service = new ContinuityService({
+      config,
+      log,
+      correlator,
+      store,
+      queue,
+      forwarder,
+      metrics,
+      continuity,
+      checkSource: {
+        resource: checkResource,
+        scopeName: SERVICE_SCOPE.name,
+        scopeVersion: SERVICE_SCOPE.version,
+      },
+    });
+    service._recover(recovered, stateDir);
+    store.setExporter(() => correlator.exportPending());
+
+    const target: ReceiverTarget = {
+      maxRequestBytes: config.server.maxRequestBytes,
+      requestTimeoutMs: config.server.requestTimeout,
+      tokenHash,
+      admit: () => service._admit(0),
+      ingest: (request, encoding, body) => service._ingest(request, encoding, body),
+      answered: (status) => metrics.request(status),
+    };
+    const separateMetrics = config.metrics.port !== undefined;
+    service._server = createServiceServer({
+      traces: (req, res) => service._track(handleTraces(req, res, target)),
+      metrics: separateMetrics ? undefined : (req, res) => metrics.handle(req, res),
+      health: (_req, res) => sendText(res, 200, 'ok'),
+      ready: (_req, res) => service._readiness(res),
+      closing: () => service._closing,
+      refuse: (res) =>
+        sendError(res, 503, undefined, 'shutting down: send to another instance', {
+          retryAfterSeconds: RETRY_AFTER_UNAVAILABLE_S,
+          close: true,
+        }),
+      requestTimeoutMs: config.server.requestTimeout,
+    });
+    await listen(service._server, config.server.port, config.server.host);
+    if (separateMetrics) {
+      service._metricsServer = createServiceServer({
+        metrics: (req, res) => metrics.handle(req, res),
+        health: (_req, res) => sendText(res, 200, 'ok'),
+        ready: (_req, res) => service._readiness(res),
+        closing: () => false,
+        refuse: () => undefined,
+        requestTimeoutMs: config.server.requestTimeout,
+      });
+      await listen(service._metricsServer, config.metrics.port!, config.metrics.host ?? config.server.host);
+    }
+
+    service._ticker = setInterval(() => service._tick(), config.correlation.expireInterval);
+    service._ready = true;
+    log.info('continuity serve listening', {
+      otlp: `${service.url}${SERVICE_DEFAULTS.tracesPath}`,
+      metrics: `${service.metricsUrl}${SERVICE_DEFAULTS.metricsPath}`,
+      downstream:
+        config.downstream.endpoint ?? '(none: metrics only, spans counted as dropped no_downstream)',
+      pending: correlator.pendingCount,
+    });
+    return service;
+  }
+
+  /** `http://host:port` of the OTLP listener. */
+  get url(): string {
+    return urlOf(this._server!);
+  }
+
+  /** `http://host:port` of the listener serving `/metrics`. */
+  get metricsUrl(): string {
+    return urlOf(this._metricsServer ?? this._server!);
+  }
+
+  /** The correlator (read-only use: pending count, summaries). */
+  get correlator(): Correlator {
+    return this._correlator;
+  }
+
+  /** The service's meter provider and self-metrics. */
+  get metrics(): ServiceMetrics {
+    return this._metrics;
+  }
+
+  /**
+   * Graceful stop: not ready, stop accepting, finish requests in flight, resolve what is already
+   * due, flush the queue (up to `shutdown.timeout`, the rest counted dropped), write the final
+   * snapshot, export metrics a last time. Safe to call twice.
+   */
+  stop(): Promise<void> {
+    this._stopped ??= this._stop();
+    return this._stopped;
+  }
+
+  private async _stop(): Promise<void> {
+    this._ready = false;
+    this._closing = true;
+    clearInterval(this._ticker);
+    const closed = this._server ? closeServer(this._server) : Promise.resolve();
+    this._server?.closeIdleConnections();
+    await new Promise<void>((resolve) => {
+      if (this._inflight === 0) resolve();
+      else this._inflightDone.push(resolve);
+    });
+    this._tick();
+    await this._forwarder.shutdown(this._config.shutdown.timeout);
+    try {
+      await this._store.close();
+    } catch (e) {
+      this._log.error('could not write the final pending-state snapshot', { detail: (e as Error).message });
+    }
+    await this._metrics.shutdown();
+    this._server?.closeAllConnections();
+    await closed;
+    if (this._metricsServer) {
+      const m = closeServer(this._metricsServer);
+      this._metricsServer.closeAllConnections();
+      await m;
+    }
+    this._log.info('continuity serve stopped', { pending: this._correlator.pendingCount });
+  }
+
+  private _track(p: Promise<void>): void {
+    this._inflight++;
+    void p.finally(() => {
+      this._inflight--;
+      if (this._inflight === 0) {
+        const done = this._inflightDone;
+        this._inflightDone = [];
+        for (const d of done) d();
+      }
+    });
+  }
+
+  private _readiness(res: ServerResponse): void {
+    let problem: string | undefined;
+    if (!this._ready) problem = this._closing ? 'shutting down' : 'starting';
+    else if (this._stateFailed) problem = 'pending state cannot be written';
+    else if (!this._queue.canAccept(1)) problem = 'forward queue full';
+    sendText(res, problem === undefined ? 200 : 503, problem ?? 'ready');
+  }
+
+  /** A refusal for a request of `spans` spans, or undefined when it can be taken. */
+  private _admit(spans: number): Refusal | undefined {
+    if (this._closing)
+      return new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_UNAVAILABLE_S);
+    if (this._stateFailed) {
+      return new Refusal(
+        503,
+        'the pending state cannot be written to disk; try again later',
+        RETRY_AFTER_UNAVAILABLE_S,
+      );
+    }
+    if (!this._queue.canAccept(Math.max(1, spans))) {
+      return this._forwarder.backingOff
+        ? new Refusal(
+            503,
+            'the downstream is failing and the forward queue is full; retry later',
+            RETRY_AFTER_UNAVAILABLE_S,
+          )
+        : new Refusal(429, 'the forward queue is full; retry later', RETRY_AFTER_BUSY_S);
+    }
+    return undefined;
+  }
+
+  private async _ingest(
+    decoded: OtlpTraceRequest,
+    encoding: OtlpEncoding,
+    body: Buffer,
+  ): Promise<{ rejectedSpans: number; errorMessage: string } | undefined> {
+    const inspection = inspectRequest(decoded, this._config.limits);
+    // Room for every accepted span and one check span per event, at most.
+    const room = inspection.accepted + inspection.events.length;
+    const refusal = this._admit(room);
+    if (refusal || !this._queue.reserve(room)) {
+      throw refusal ?? new Refusal(429, 'the forward queue is full; retry later', RETRY_AFTER_BUSY_S);
+    }
+    try {
+      const nowMs = Date.now();
+      const resolutions: Resolution[] = [];
+      let lastSeq = 0;
+      for (const found of inspection.events) {
+        resolutions.push(...this._correlator.observe(found.event, nowMs));
+        lastSeq = this._store.record({ op: 'observe', at: nowMs, event: found.event });
+      }
+      this._continuity?.record(resolutions);
+      const needChecks = enrichPostSpans(inspection.events, resolutions);
+      const enriched = resolutions.length - needChecks.length;
+      const checks = checkResourceSpans(needChecks, nowMs, this._checkSource);
+      if (lastSeq > 0) {
+        try {
+          await this._store.durable(lastSeq);
+        } catch (e) {
+          this._stateFailed = e as Error;
+          this._log.error('pending state not durable', { detail: (e as Error).message });
+          throw new Refusal(
+            503,
+            'the pending state cannot be written to disk; try again later',
+            RETRY_AFTER_UNAVAILABLE_S,
+          );
+        }
+      }
+      const rejected = [...inspection.rejectedByReason.values()].reduce((a, b) => a + b, 0);
+      for (const [reason, n] of inspection.rejectedByReason) this._metrics.rejected(n, reason);
+      this._metrics.received(inspection.accepted);
+      const unchanged = rejected === 0 && enriched === 0 && checks === undefined;
+      const extra = checks ? [checks] : [];
+      const spans = inspection.accepted + needChecks.length;
+      if (spans > 0) {
+        this._queue.push(
+          this._item(
+            inspection.request,
+            spans,
+            extra,
+            unchanged && encoding === this._downstreamEncoding ? body : undefined,
+          ),
+        );
+        this._forwarder.pump();
+      }
+      if (rejected === 0) return undefined;
+      return { rejectedSpans: rejected, errorMessage: rejectionMessage(inspection) };
+    } finally {
+      this._queue.release(room);
+    }
+  }
+
+  /** A queue item in the downstream's encoding; an unchanged body is forwarded byte for byte. */
+  private _item(
+    request: OtlpTraceRequest,
+    spans: number,
+    extra: OtlpResourceSpans[],
+    raw: Buffer | undefined,
+  ): QueueItem {
+    if (this._downstreamEncoding === 'protobuf') {
+      if (raw) return { spans, protobuf: raw };
+      const full = extra.length > 0 ? { resourceSpans: [...request.resourceSpans, ...extra] } : request;
+      return { spans, protobuf: encodeTraceRequest(full, 'protobuf') };
+    }
+    return {
+      spans,
+      request: extra.length > 0 ? { resourceSpans: [...request.resourceSpans, ...extra] } : request,
+    };
+  }
+
+  /** Expiry tick: resolves boundaries past their post window; journals the tick when it resolved any. */
+  private _tick(): void {
+    const nowMs = Date.now();
+    let resolutions: Resolution[];
+    try {
+      resolutions = this._correlator.expire(nowMs);
+    } catch (e) {
+      this._log.error('expiry failed', { detail: (e as Error).message });
+      return;
+    }
+    if (resolutions.length === 0) return;
+    try {
+      this._store.record({ op: 'expire', at: nowMs });
+    } catch {
+      // Closed store (after shutdown): the resolutions are still emitted and counted below.
+    }
+    this._emitChecks(resolutions, nowMs);
+  }
+
+  /** Records resolutions that have no post span in hand and queues their check spans. */
+  private _emitChecks(resolutions: Resolution[], nowMs: number): void {
+    if (resolutions.length === 0) return;
+    this._continuity?.record(resolutions);
+    const checks = checkResourceSpans(resolutions, nowMs, this._checkSource);
+    if (!checks) return;
+    if (!this._queue.canAccept(resolutions.length)) {
+      this._metrics.dropped(resolutions.length, SERVICE_DROP_REASONS.queueFull);
+      this._log.warn('check spans dropped: forward queue full', { spans: resolutions.length });
+      return;
+    }
+    this._queue.push(this._item({ resourceSpans: [] }, resolutions.length, [checks], undefined));
+    this._forwarder.pump();
+  }
+
+  /** Rebuilds the correlator from the snapshot and the journal, then resolves what is overdue. */
+  private _recover(
+    recovered: Awaited<ReturnType<typeof PendingStore.open>>['recovered'],
+    stateDir: string,
+  ): void {
+    const nowMs = Date.now();
+    const fromImport: Resolution[] = [];
+    let problems = recovered.problems.length;
+    if (recovered.snapshot !== undefined)
+      fromImport.push(...this._correlator.importPending(recovered.snapshot, nowMs));
+    // Replayed resolutions were emitted before the restart: replay rebuilds state, it does not re-emit.
+    for (const rec of recovered.records) {
+      try {
+        if (rec.op === 'observe') this._correlator.observe(rec.event as CompactionEvent, rec.at);
+        else this._correlator.expire(rec.at);
+      } catch (e) {
+        problems++;
+        this._log.warn('journal record could not be replayed', {
+          seq: rec.seq,
+          detail: (e as Error).message,
+        });
+      }
+    }
+    for (const p of recovered.problems) this._log.warn('pending state record unreadable', { detail: p });
+    this._metrics.recovery(this._correlator.pendingCount, problems);
+    this._log.info('pending state recovered', {
+      dir: stateDir,
+      pending: this._correlator.pendingCount,
+      replayed: recovered.records.length,
+      problems,
+    });
+    this._emitChecks(fromImport, nowMs);
+    this._emitChecks(this._correlator.expire(nowMs), nowMs);
+  }
+}
+
+/** Joins queue items into one request body in the items' encoding. */
+function encodeBatch(items: readonly QueueItem[]): Uint8Array {
+  if (items.every((i) => i.protobuf !== undefined)) {
+    // Protobuf messages of one type merge by concatenation: repeated resourceSpans append.
+    return items.length === 1 ? items[0]!.protobuf! : Buffer.concat(items.map((i) => i.protobuf!));
+  }
+  const resourceSpans = items.flatMap((i) => (i.request as OtlpTraceRequest).resourceSpans);
+  return Buffer.from(encodeTraceRequest({ resourceSpans }, 'json'));
+}
+
+function urlOf(server: Server): string {
+  const a = server.address() as AddressInfo;
+  const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  return `http://${host}:${a.port}`;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
