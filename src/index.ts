@@ -40,3 +40,43 @@ export { createDigestKey, digestValue, hmacDigest, sha256Digest } from './digest
 export { loadDigestKey } from './digest/key-file.js';
 export type { NormalizeProblem, NormalizeResult } from './digest/normalize.js';
 export { NormalizeError, normalize } from './digest/normalize.js';
+// → span: the SDK extension an agent calls at its compaction points
+export { createContinuity, DEFAULT_LEDGER_TIMEOUT_MS, DEFAULT_RUNTIME } from './otel/extension.js';
+export type {
+  ApprovalInput,
+  CaptureOptions,
+  CaptureResult,
+  Continuity,
+  ContinuityLedgerRecord,
+  ContinuityLedgerSink,
+  ContinuityOptions,
+  ContinuityProblem,
+  DecisionInput,
+  ObserveOptions,
+  ObserveResult,
+  RecordResult,
+  SessionContinuity,
+} from './otel/types.js';
+// → wire: the OTLP codec (protobuf descriptor written from the OTLP specification, and JSON)
+export type {
+  OtlpAnyValue,
+  OtlpErrorCode,
+  OtlpFormat,
+  OtlpKeyValue,
+  OtlpMetricsRequest,
+  OtlpSpan,
+  OtlpTraceRequest,
+  OtlpTraceResponse,
+} from './otlp/index.js';
+export {
+  attributesToRecord,
+  decodeMetricsRequest,
+  decodeTraceRequest,
+  decodeTraceResponse,
+  encodeMetricsRequest,
+  encodeTraceRequest,
+  encodeTraceResponse,
+  OtlpError,
+  recordToAttributes,
+  upsertAttributes,
+} from './otlp/index.js';
