@@ -244,12 +244,14 @@ export const SERVICE_DROP_REASONS = {
   queueFull: 'queue_full',
 } as const;
 
-/** Reasons on the rejected counter (OTLP partial success). */
+/**
+ * Reasons on the rejected counter (OTLP partial success). A compaction span whose continuity
+ * attributes are malformed is not rejected: it is read as evidence missing and its boundary
+ * resolves `unverified`.
+ */
 export const SERVICE_REJECT_REASONS = {
   /** A compaction span without `session.id` or `gen_ai.conversation.id`. */
   missingSessionKey: 'missing_session_key',
-  /** A compaction span whose continuity attributes are malformed. */
-  invalidCompactionSpan: 'invalid_compaction_span',
   /** A string attribute longer than `limits.maxAttributeValueLength`, or too many attributes. */
   attributeLimit: 'attribute_limit',
 } as const;
