@@ -1,0 +1,207 @@
+/**
+ * The continuity metrics, recorded from resolutions and observed from the correlator's state.
+ * Names, units and descriptions come from `semconv.ts`. Shared by the in-process
+ * {@link ContinuityProcessor} and `continuity serve`.
+ *
+ * Instruments are created lazily from the meter provider: the global one is looked up when first
+ * needed (not at construction), so a processor built before `NodeSDK.start()` still records.
+ * Metric attributes never carry a decision value; only the needs_human gauge carries a session id
+ * (bounded, see {@link METRIC_NEEDS_HUMAN}).
+ */
+import {
+  type Attributes,
+  type Counter,
+  createNoopMeter,
+  diag,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type ObservableGauge,
+  type ObservableResult,
+} from '@opentelemetry/api';
+import type { NeedsHumanEntry, Resolution, SessionSummaryEntry } from '../correlate/types.js';
+import {
+  INSTRUMENTATION_SCOPE,
+  METRIC_ATTR_ACTIVITY,
+  METRIC_ATTR_BOUNDARY_ID,
+  METRIC_ATTR_PRIMARY_DECISION,
+  METRIC_ATTR_REASON,
+  METRIC_ATTR_RUNTIME,
+  METRIC_ATTR_SESSION_ID,
+  METRIC_ATTR_STATE,
+  METRIC_ATTR_TRIGGER,
+  METRIC_BOUNDARIES,
+  METRIC_DEFINITIONS,
+  METRIC_EVICTIONS,
+  METRIC_NEEDS_HUMAN,
+  METRIC_PENDING,
+  METRIC_REOBSERVATION_DURATION,
+  METRIC_SESSIONS,
+} from './semconv.js';
+
+/** The metric value for a runtime or trigger that was not reported. */
+export const METRIC_VALUE_UNKNOWN = 'unknown' as const;
+
+/**
+ * Histogram buckets for the re-observation duration, in seconds: from a prompt in-process
+ * re-observation to an hour-long pause.
+ */
+export const REOBSERVATION_BUCKETS_S: readonly number[] = [
+  0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600,
+];
+
+/** Where the observable gauges read from (a {@link Correlator} fits). */
+export interface ContinuityMetricsSource {
+  readonly pendingCount: number;
+  sessionSummary(): SessionSummaryEntry[];
+  needsHuman(limit: number): NeedsHumanEntry[];
+}
+
+/** Options of {@link ContinuityMetrics}. */
+export interface ContinuityMetricsOptions {
+  /** Where instruments come from. Default: the global meter provider, looked up when first needed. */
+  meterProvider?: MeterProvider;
+  /** Most series of the needs_human gauge (most recently active sessions kept). Default 1 000. */
+  maxNeedsHumanSeries?: number;
+}
+
+// The global provider is a no-op until an SDK registers one; its meters are this class.
+const NOOP_METER_CLASS = createNoopMeter().constructor;
+
+interface Instruments {
+  boundaries: Counter;
+  evictions: Counter;
+  duration: Histogram;
+  gauges: ObservableGauge[];
+}
+
+/** Records the continuity metrics. Never throws: a failing instrument must not break the agent. */
+export class ContinuityMetrics {
+  private _meterProvider: MeterProvider | undefined;
+  private _instruments: Instruments | undefined;
+  private readonly _source: ContinuityMetricsSource;
+  private readonly _maxNeedsHuman: number;
+
+  /** Nothing is created here; see {@link ContinuityMetrics.ensure}. */
+  constructor(source: ContinuityMetricsSource, options: ContinuityMetricsOptions = {}) {
+    this._source = source;
+    this._meterProvider = options.meterProvider;
+    const max = options.maxNeedsHumanSeries ?? 1_000;
+    this._maxNeedsHuman = Number.isFinite(max) && max >= 0 ? Math.floor(max) : 1_000;
+  }
+
+  /** Uses another meter provider from now on (instruments are created again on first use). */
+  setMeterProvider(meterProvider: MeterProvider): void {
+    this._meterProvider = meterProvider;
+    this._instruments = undefined;
+  }
+
+  /** True once instruments exist on a real (non no-op) meter. */
+  get ready(): boolean {
+    return this._instruments !== undefined;
+  }
+
+  /**
+   * Creates the instruments if a real meter is available; cheap when they exist. Returns whether
+   * the metrics are live. With the global provider still a no-op it tries again next time.
+   */
+  ensure(): boolean {
+    if (this._instruments) return true;
+    const provider = this._meterProvider ?? metrics.getMeterProvider();
+    const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
+    if (this._meterProvider === undefined && meter instanceof NOOP_METER_CLASS) return false;
+    this._instruments = this._create(meter);
+    return true;
+  }
+
+  /** Records one resolved boundary: the counter, the histogram (when a post arrived), evictions. */
+  record(r: Resolution): void {
+    if (!this.ensure()) return;
+    const i = this._instruments!;
+    const c = r.classification;
+    i.boundaries.add(1, {
+      [METRIC_ATTR_STATE]: c.state,
+      [METRIC_ATTR_REASON]: c.reason,
+      [METRIC_ATTR_RUNTIME]: r.runtime ?? METRIC_VALUE_UNKNOWN,
+      [METRIC_ATTR_TRIGGER]: r.trigger ?? METRIC_VALUE_UNKNOWN,
+      [METRIC_ATTR_PRIMARY_DECISION]: c.primaryDecision ?? '',
+    });
+    if (r.reobservationSeconds !== null) {
+      i.duration.record(r.reobservationSeconds, {
+        [METRIC_ATTR_RUNTIME]: r.runtime ?? METRIC_VALUE_UNKNOWN,
+        [METRIC_ATTR_TRIGGER]: r.trigger ?? METRIC_VALUE_UNKNOWN,
+      });
+    }
+    if (r.cause === 'evicted') {
+      i.evictions.add(1, { [METRIC_ATTR_RUNTIME]: r.runtime ?? METRIC_VALUE_UNKNOWN });
+    }
+  }
+
+  private _create(meter: Meter): Instruments {
+    const def = METRIC_DEFINITIONS;
+    const boundaries = meter.createCounter(METRIC_BOUNDARIES, {
+      unit: def[METRIC_BOUNDARIES].unit,
+      description: def[METRIC_BOUNDARIES].description,
+    });
+    const evictions = meter.createCounter(METRIC_EVICTIONS, {
+      unit: def[METRIC_EVICTIONS].unit,
+      description: def[METRIC_EVICTIONS].description,
+    });
+    const duration = meter.createHistogram(METRIC_REOBSERVATION_DURATION, {
+      unit: def[METRIC_REOBSERVATION_DURATION].unit,
+      description: def[METRIC_REOBSERVATION_DURATION].description,
+      advice: { explicitBucketBoundaries: [...REOBSERVATION_BUCKETS_S] },
+    });
+    const sessions = meter.createObservableGauge(METRIC_SESSIONS, {
+      unit: def[METRIC_SESSIONS].unit,
+      description: def[METRIC_SESSIONS].description,
+    });
+    sessions.addCallback((result) =>
+      guarded(result, (res) => {
+        for (const cell of this._source.sessionSummary()) {
+          res.observe(cell.sessions, {
+            [METRIC_ATTR_STATE]: cell.state,
+            [METRIC_ATTR_ACTIVITY]: cell.activity,
+          });
+        }
+      }),
+    );
+    const pending = meter.createObservableGauge(METRIC_PENDING, {
+      unit: def[METRIC_PENDING].unit,
+      description: def[METRIC_PENDING].description,
+    });
+    pending.addCallback((result) => guarded(result, (res) => res.observe(this._source.pendingCount)));
+    const needsHuman = meter.createObservableGauge(METRIC_NEEDS_HUMAN, {
+      unit: def[METRIC_NEEDS_HUMAN].unit,
+      description: def[METRIC_NEEDS_HUMAN].description,
+    });
+    needsHuman.addCallback((result) =>
+      guarded(result, (res) => {
+        if (this._maxNeedsHuman === 0) return;
+        for (const n of this._source.needsHuman(this._maxNeedsHuman)) {
+          const attrs: Attributes = {
+            [METRIC_ATTR_SESSION_ID]: n.sessionId,
+            [METRIC_ATTR_BOUNDARY_ID]: n.boundaryId ?? '',
+            [METRIC_ATTR_STATE]: n.state,
+            [METRIC_ATTR_REASON]: n.reason,
+            [METRIC_ATTR_PRIMARY_DECISION]: n.primaryDecision ?? '',
+            [METRIC_ATTR_RUNTIME]: n.runtime ?? METRIC_VALUE_UNKNOWN,
+          };
+          res.observe(1, attrs);
+        }
+      }),
+    );
+    return { boundaries, evictions, duration, gauges: [sessions, pending, needsHuman] };
+  }
+}
+
+/** A gauge callback that cannot throw into the metric reader. */
+function guarded(result: ObservableResult, fn: (result: ObservableResult) => void): void {
+  try {
+    fn(result);
+  } catch (err) {
+    // A summary that fails to read reports nothing this round rather than breaking collection.
+    diag.warn('agent-continuity: a continuity gauge callback failed', err);
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * `ContinuityProcessor`: a span processor that correlates the compaction spans of each session
+ * into a continuity state, writes it on the post span, and records the continuity metrics.
+ */
+
+import type { Context } from '@opentelemetry/api';
+import {
+  diag,
+  type Link,
+  type MeterProvider,
+  ROOT_CONTEXT,
+  type SpanContext,
+  SpanKind,
+  TraceFlags,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import { globalErrorHandler } from '@opentelemetry/core';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Correlator } from '../correlate/correlator.js';
+import type { Resolution } from '../correlate/types.js';
+import {
+  checkAttributes,
+  classificationAttributes,
+  isCompactionSpanName,
+  readCompactionSpan,
+  type SpanRef,
+} from './attributes.js';
+import { ContinuityMetrics } from './metrics.js';
+import type { ContinuityProcessorOptions } from './processor-types.js';
+import { INSTRUMENTATION_SCOPE, SPAN_CONTINUITY_CHECK } from './semconv.js';
+
+/** Defaults of {@link ContinuityProcessorOptions} that differ from the correlator's. */
+export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkIntervalMs: 1_000 });
+
+/**
+ * Correlates `agent.compaction.pre` / `agent.compaction.post` / `agent.decision.approval` /
+ * `agent.activity` spans per session (`session.id`, else `gen_ai.conversation.id`) with the core
+ * classifier, so the library, the CLI and the processor agree on every case.
+ *
+ * - `onEnding` (sdk-trace-base >= 2.3; the span is still writable there) writes
+ *   `agent.continuity.state|action|reason|primary_decision`, every
+ *   `agent.continuity.decision.<name>.verdict` and `agent.activity.state` onto the post span, and
+ *   adds a link to the pre span with `span.addLink` (allowed until the span has ended).
+ * - A boundary that resolves without a writable post span (post window expired, superseded by a
+ *   later pre, evicted, drained at shutdown, post paired after a late pre) gets an
+ *   `agent.continuity.check` span: a child of the pre span's context (so it sits in the same
+ *   trace), linked to the pre and post spans, carrying the same attributes. It is created through
+ *   the tracer provider and goes through its span processors like any span.
+ * - Ordinary spans cost one string check in `onEnding`; `onStart` and `onEnd` do nothing.
+ *
+ * Register it BEFORE the batch processor: `shutdown()` and `forceFlush()` emit check spans for
+ * what they resolve, and the batch processor must still accept them.
+ *
+ * Never put a raw decision value, an HMAC key, a prompt or a transcript into a span attribute:
+ * this processor reads and writes digests and identifiers only, and it never throws into the
+ * agent (errors go to `globalErrorHandler` / `diag`).
+ */
+export class ContinuityProcessor implements SpanProcessor {
+  private readonly _correlator: Correlator;
+  private readonly _metrics: ContinuityMetrics;
+  private readonly _clock: () => number;
+  private readonly _checkIntervalMs: number;
+  private readonly _onResolution: ((r: Resolution) => void) | undefined;
+  private _tracerProvider: TracerProvider | undefined;
+  private _tracer: Tracer | undefined;
+  private _timer: ReturnType<typeof setInterval> | undefined;
+  private _shutdown: Promise<void> | undefined;
+  private _sawOnEnding = false;
+  private _warnedUnrecorded = false;
+
+  /** Builds the processor; nothing is looked up from the global API until it is needed. */
+  constructor(options: ContinuityProcessorOptions = {}) {
+    this._correlator = new Correlator({
+      ...options,
+      reorderGraceMs: options.reorderGraceMs ?? PROCESSOR_DEFAULTS.reorderGraceMs,
+    });
+    for (const w of this._correlator.warnings) diag.warn(`ContinuityProcessor: ${w}`);
+    this._metrics = new ContinuityMetrics(this._correlator, {
+      ...(options.meterProvider && { meterProvider: options.meterProvider }),
+      ...(options.maxNeedsHumanSeries !== undefined && { maxNeedsHumanSeries: options.maxNeedsHumanSeries }),
+    });
+    this._clock = options.clock ?? Date.now;
+    let interval = options.checkIntervalMs ?? PROCESSOR_DEFAULTS.checkIntervalMs;
+    if (!Number.isFinite(interval) || interval < 10) {
+      diag.warn(`ContinuityProcessor: checkIntervalMs ${interval} is below 10; using 10`);
+      interval = 10;
+    }
+    this._checkIntervalMs = interval;
+    this._onResolution = options.onResolution;
+    this._tracerProvider = options.tracerProvider;
+  }
+
+  /** Sends `agent.continuity.check` spans through this provider from now on. */
+  setTracerProvider(tracerProvider: TracerProvider): void {
+    this._tracerProvider = tracerProvider;
+    this._tracer = undefined;
+  }
+
+  /** Records the metrics through this provider from now on. */
+  setMeterProvider(meterProvider: MeterProvider): void {
+    this._metrics.setMeterProvider(meterProvider);
+  }
+
+  /** Boundaries waiting for their post observation. */
+  get pendingCount(): number {
+    return this._correlator.pendingCount;
+  }
+
+  /** The correlator's self-observability counters (evictions, duplicates, …). */
+  get stats() {
+    return this._correlator.stats;
+  }
+
+  /** Nothing: compaction attributes are often set after start, so they are read at the end. */
+  onStart(_span: Span, _parentContext: Context): void {}
+
+  /** Reads compaction spans and writes the result onto a post span while it is still writable. */
+  onEnding(span: Span): void {
+    this._sawOnEnding = true;
+    if (!isCompactionSpanName(span.name) || this._shutdown) return;
+    try {
+      this._observe(span, true);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  /** Nothing, unless the SDK never calls `onEnding` (before 2.3): then spans are read here. */
+  onEnd(span: ReadableSpan): void {
+    if (this._sawOnEnding || !isCompactionSpanName(span.name) || this._shutdown) return;
+    try {
+      this._observe(span, false);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  /** Resolves boundaries whose post window has passed (check spans, metrics). Safe after shutdown. */
+  forceFlush(): Promise<void> {
+    if (this._shutdown) return Promise.resolve();
+    try {
+      this._metrics.ensure();
+      this._publish(this._correlator.expire(this._clock()));
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+    return Promise.resolve();
+  }
+
+  /**
+   * Resolves everything still pending as `unverified` (check spans, metrics), stops the interval.
+   * Safe to call twice: the second call returns the first call's promise.
+   */
+  shutdown(): Promise<void> {
+    if (this._shutdown) return this._shutdown;
+    try {
+      this._stopTimer();
+      this._metrics.ensure();
+      const now = this._clock();
+      // Expired boundaries keep their precise cause; the rest resolve as drained.
+      this._publish([...this._correlator.expire(now), ...this._correlator.drain()]);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+    this._shutdown = Promise.resolve();
+    return this._shutdown;
+  }
+
+  private _observe(span: ReadableSpan & Partial<Pick<Span, 'setAttributes' | 'addLink'>>, writable: boolean) {
+    const sc = span.spanContext();
+    const event = readCompactionSpan(span.name, span.attributes, span.startTime, {
+      traceId: sc.traceId,
+      spanId: sc.spanId,
+    });
+    if (!event) {
+      diag.debug(`ContinuityProcessor: ${span.name} without a usable session.id / gen_ai.conversation.id`);
+      return;
+    }
+    this._metrics.ensure();
+    const now = this._clock();
+    const resolutions = this._correlator.observe(event, now);
+    // Check on activity as well as on the interval: cheap when nothing is due.
+    resolutions.push(...this._correlator.expire(now));
+    for (const r of resolutions) {
+      const onThisSpan =
+        writable && r.resolvedAtPost && r.postSpan?.spanId === sc.spanId && span.setAttributes !== undefined;
+      if (onThisSpan) {
+        span.setAttributes!(classificationAttributes(r.classification, r.activity));
+        if (r.preSpan) span.addLink!({ context: toSpanContext(r.preSpan) });
+      }
+      this._finish(r, !onThisSpan);
+    }
+    this._armTimer();
+  }
+
+  private _publish(resolutions: Resolution[]): void {
+    for (const r of resolutions) this._finish(r, true);
+  }
+
+  private _finish(r: Resolution, needsCheckSpan: boolean): void {
+    if (needsCheckSpan) {
+      try {
+        this._emitCheckSpan(r);
+      } catch (err) {
+        globalErrorHandler(err as Error);
+      }
+    }
+    try {
+      this._metrics.record(r);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+    if (this._onResolution) {
+      try {
+        this._onResolution(r);
+      } catch (err) {
+        globalErrorHandler(err as Error);
+      }
+    }
+  }
+
+  private _emitCheckSpan(r: Resolution): void {
+    const tracer = this._getTracer();
+    const links: Link[] = [];
+    if (r.preSpan) links.push({ context: toSpanContext(r.preSpan) });
+    if (r.postSpan) links.push({ context: toSpanContext(r.postSpan) });
+    const parentRef = r.preSpan ?? r.postSpan;
+    const parent = parentRef ? trace.setSpanContext(ROOT_CONTEXT, toSpanContext(parentRef)) : ROOT_CONTEXT;
+    const span = tracer.startSpan(
+      SPAN_CONTINUITY_CHECK,
+      { kind: SpanKind.INTERNAL, attributes: checkAttributes(r, r.classification, r.activity), links },
+      parent,
+    );
+    if (!span.isRecording() && !this._warnedUnrecorded) {
+      this._warnedUnrecorded = true;
+      diag.warn(
+        'ContinuityProcessor: agent.continuity.check spans are not recorded (no tracer provider registered, or not sampled); pass tracerProvider or call setTracerProvider',
+      );
+    }
+    span.end();
+  }
+
+  private _getTracer(): Tracer {
+    if (!this._tracer) {
+      const provider = this._tracerProvider ?? trace.getTracerProvider();
+      this._tracer = provider.getTracer(INSTRUMENTATION_SCOPE);
+    }
+    return this._tracer;
+  }
+
+  private _armTimer(): void {
+    if (this._timer || this._correlator.pendingCount === 0) return;
+    // One interval for the processor, unref'd so it never keeps the process alive.
+    this._timer = setInterval(() => this._tick(), this._checkIntervalMs);
+    this._timer.unref?.();
+  }
+
+  private _tick(): void {
+    try {
+      this._publish(this._correlator.expire(this._clock()));
+      if (this._correlator.pendingCount === 0) this._stopTimer();
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  private _stopTimer(): void {
+    if (this._timer) clearInterval(this._timer);
+    this._timer = undefined;
+  }
+}
+
+function toSpanContext(ref: SpanRef): SpanContext {
+  return { traceId: ref.traceId, spanId: ref.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: false };
+}

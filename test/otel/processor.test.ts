@@ -1,0 +1,292 @@
+import { type Attributes, metrics, trace } from '@opentelemetry/api';
+import { setGlobalErrorHandler } from '@opentelemetry/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { classify } from '../../src/classify/classify.js';
+import type { Resolution } from '../../src/correlate/types.js';
+import {
+  activityAttributes,
+  approvalAttributes,
+  evidenceMissingAttributes,
+  snapshotAttributes,
+} from '../../src/otel/attributes.js';
+import {
+  ATTR_ACTIVITY_STATE,
+  ATTR_CONTINUITY_ACTION,
+  ATTR_CONTINUITY_PRIMARY_DECISION,
+  ATTR_CONTINUITY_REASON,
+  ATTR_CONTINUITY_STATE,
+  ATTR_SESSION_ID,
+  decisionAttr,
+  METRIC_BOUNDARIES,
+  METRIC_EVICTIONS,
+  METRIC_NEEDS_HUMAN,
+  METRIC_PENDING,
+  METRIC_REOBSERVATION_DURATION,
+  METRIC_SESSIONS,
+  SPAN_ACTIVITY,
+  SPAN_COMPACTION_POST,
+  SPAN_COMPACTION_PRE,
+  SPAN_CONTINUITY_CHECK,
+  SPAN_DECISION_APPROVAL,
+} from '../../src/otel/semconv.js';
+import { A, approval, B, sixCases, snap } from '../correlate/helpers.js';
+import { type Harness, harness, sumBy } from './harness.js';
+
+const PRE_AT = '2026-11-30T10:00:00Z';
+const POST_AT = '2026-11-30T10:05:00Z';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  setGlobalErrorHandler(() => {});
+});
+
+describe('ContinuityProcessor', () => {
+  describe('on the post span', () => {
+    it('writes state, action, reason, primary decision, verdicts and activity while the span ends', () => {
+      h = harness();
+      const pre = h.emit(
+        SPAN_COMPACTION_PRE,
+        snapshotAttributes('pre', snap('s', PRE_AT), { runtime: 'sdk' }),
+      );
+      h.emit(SPAN_ACTIVITY, activityAttributes('s', 'working'));
+      const attrs = snapshotAttributes('post', snap('s', POST_AT, B), { runtime: 'sdk' });
+      const post = h.emit(SPAN_COMPACTION_POST, attrs);
+      expect(attrs[ATTR_CONTINUITY_STATE]).toBeUndefined();
+      expect(post.attributes).toMatchObject({
+        [ATTR_CONTINUITY_STATE]: 'conflicting',
+        [ATTR_CONTINUITY_ACTION]: 'stop_and_ask_human',
+        [ATTR_CONTINUITY_REASON]: 'unapproved_change',
+        [ATTR_CONTINUITY_PRIMARY_DECISION]: 'scope',
+        [decisionAttr('scope', 'verdict')]: 'conflicting',
+        [decisionAttr('acceptance_test', 'verdict')]: 'preserved',
+        [ATTR_ACTIVITY_STATE]: 'working',
+      });
+      expect(post.links.map((l) => l.context.spanId)).toEqual([pre.spanContext().spanId]);
+      // The exported span carries the same: the attributes were written before export.
+      expect(h.spans(SPAN_COMPACTION_POST)[0]?.attributes[ATTR_CONTINUITY_STATE]).toBe('conflicting');
+      expect(h.spans(SPAN_CONTINUITY_CHECK)).toEqual([]);
+    });
+
+    it('leaves ordinary spans exactly as they were', () => {
+      h = harness();
+      const attrs: Attributes = { 'http.method': 'GET', [ATTR_SESSION_ID]: 's' };
+      const span = h.emit('GET /users', attrs);
+      expect(span.attributes).toEqual(attrs);
+      expect(span.links).toEqual([]);
+      expect(h.processor.pendingCount).toBe(0);
+    });
+
+    it('classifies the six cases through real spans as 2/1/1/1/1, as the library does', async () => {
+      h = harness();
+      for (const c of sixCases()) {
+        h.emit(
+          SPAN_COMPACTION_PRE,
+          snapshotAttributes('pre', { ...c.pre!, sessionId: c.id }, { runtime: 'sdk', trigger: 'auto' }),
+        );
+        for (const a of c.approvals) h.emit(SPAN_DECISION_APPROVAL, approvalAttributes(c.id, a));
+        const post = h.emit(
+          SPAN_COMPACTION_POST,
+          snapshotAttributes('post', { ...c.post!, sessionId: c.id }, { runtime: 'sdk', trigger: 'auto' }),
+        );
+        expect(post.attributes[ATTR_CONTINUITY_STATE]).toBe(
+          classify({ pre: c.pre, post: c.post, approvals: c.approvals }).state,
+        );
+      }
+      const boundaries = await h.points(METRIC_BOUNDARIES);
+      expect(sumBy(boundaries, 'state')).toEqual({
+        preserved: 2,
+        approved_change: 1,
+        dropped: 1,
+        conflicting: 1,
+        unverified: 1,
+      });
+      expect(boundaries.every((p) => p.attributes.runtime === 'sdk' && p.attributes.trigger === 'auto')).toBe(
+        true,
+      );
+      const needsHuman = await h.points(METRIC_NEEDS_HUMAN);
+      expect(
+        needsHuman.map((p) => [p.attributes.session_id, p.attributes.state, p.attributes.primary_decision]),
+      ).toEqual([
+        ['case-4-dropped-approval-boundary', 'dropped', 'approval_boundary'],
+        ['case-5-conflicting-scope', 'conflicting', 'scope'],
+      ]);
+    });
+
+    it('writes pre_snapshot_missing on a post with no pre', () => {
+      h = harness();
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(post.attributes).toMatchObject({
+        [ATTR_CONTINUITY_STATE]: 'unverified',
+        [ATTR_CONTINUITY_REASON]: 'pre_snapshot_missing',
+      });
+    });
+
+    it('resolves a failed pre capture to unverified, never a match', () => {
+      h = harness();
+      h.emit(SPAN_COMPACTION_PRE, evidenceMissingAttributes('pre', 's', 'capture_failed'));
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(post.attributes[ATTR_CONTINUITY_STATE]).toBe('unverified');
+    });
+
+    it('counts approvals seen between pre and post', () => {
+      h = harness();
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      h.emit(SPAN_DECISION_APPROVAL, approvalAttributes('s', approval(A, B)));
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT, B)));
+      expect(post.attributes[ATTR_CONTINUITY_STATE]).toBe('approved_change');
+    });
+  });
+
+  describe('boundaries that resolve without a post span', () => {
+    it('emits agent.continuity.check in the pre span trace when the post window passes', async () => {
+      h = harness({ postWindowsMs: { sdk: 60_000 } });
+      const pre = h.emit(
+        SPAN_COMPACTION_PRE,
+        snapshotAttributes('pre', snap('s', PRE_AT), { runtime: 'sdk', boundaryId: 'b1' }),
+      );
+      await h.processor.forceFlush();
+      expect(h.spans(SPAN_CONTINUITY_CHECK)).toEqual([]);
+      expect(sumBy(await h.points(METRIC_PENDING), 'x')).toEqual({ undefined: 1 });
+      h.clock.now += 60_000;
+      await h.processor.forceFlush();
+      const [check, ...more] = h.spans(SPAN_CONTINUITY_CHECK);
+      expect(more).toEqual([]);
+      expect(check?.attributes).toMatchObject({
+        [ATTR_SESSION_ID]: 's',
+        'agent.compaction.boundary.id': 'b1',
+        [ATTR_CONTINUITY_STATE]: 'unverified',
+        [ATTR_CONTINUITY_REASON]: 'post_observation_missing',
+      });
+      expect(check?.spanContext().traceId).toBe(pre.spanContext().traceId);
+      expect(check?.parentSpanContext?.spanId).toBe(pre.spanContext().spanId);
+      expect(check?.links.map((l) => l.context.spanId)).toEqual([pre.spanContext().spanId]);
+      const counted = await h.points(METRIC_BOUNDARIES);
+      expect(counted.map((p) => [p.attributes.state, p.attributes.reason, p.value])).toEqual([
+        ['unverified', 'post_observation_missing', 1],
+      ]);
+      expect(sumBy(await h.points(METRIC_PENDING), 'x')).toEqual({ undefined: 0 });
+    });
+
+    it('holds a post that ends before its pre when a grace is set, then reports on a check span', () => {
+      h = harness({ reorderGraceMs: 2_000 });
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(post.attributes[ATTR_CONTINUITY_STATE]).toBeUndefined();
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      const [check] = h.spans(SPAN_CONTINUITY_CHECK);
+      expect(check?.attributes[ATTR_CONTINUITY_STATE]).toBe('preserved');
+      expect(check?.links.map((l) => l.context.spanId)).toContain(post.spanContext().spanId);
+    });
+
+    it('evicts the oldest pending boundary above the limit and counts it', async () => {
+      h = harness({ maxPendingBoundaries: 2 });
+      for (const id of ['a', 'b', 'c'])
+        h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap(id, PRE_AT)));
+      expect(h.processor.pendingCount).toBe(2);
+      expect(h.spans(SPAN_CONTINUITY_CHECK).map((s) => s.attributes[ATTR_SESSION_ID])).toEqual(['a']);
+      expect((await h.points(METRIC_EVICTIONS)).map((p) => p.value)).toEqual([1]);
+    });
+
+    it('resolves what is pending at shutdown, once, and is safe to call twice', async () => {
+      h = harness();
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      const first = h.processor.shutdown();
+      const second = h.processor.shutdown();
+      expect(second).toBe(first);
+      await Promise.all([first, second]);
+      expect(h.spans(SPAN_CONTINUITY_CHECK).map((s) => s.attributes[ATTR_CONTINUITY_REASON])).toEqual([
+        'post_observation_missing',
+      ]);
+      expect(h.processor.pendingCount).toBe(0);
+      await h.processor.forceFlush();
+      // After shutdown, compaction spans are ignored rather than half-processed.
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(post.attributes[ATTR_CONTINUITY_STATE]).toBeUndefined();
+    });
+  });
+
+  describe('metrics', () => {
+    it('records the sessions gauge by state × activity and the re-observation histogram in seconds', async () => {
+      h = harness();
+      h.emit(SPAN_ACTIVITY, activityAttributes('w', 'waiting_human'));
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('w', PRE_AT)));
+      h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('w', POST_AT)));
+      const sessions = await h.points(METRIC_SESSIONS);
+      expect(sessions.map((p) => [p.attributes.state, p.attributes.activity, p.value])).toEqual([
+        ['preserved', 'waiting_human', 1],
+      ]);
+      const [hist] = await h.points(METRIC_REOBSERVATION_DURATION);
+      expect(hist?.value).toMatchObject({ count: 1, sum: 300 });
+    });
+
+    it('creates instruments lazily, so a processor built before the global meter provider still records', async () => {
+      h = harness({}, { meter: false });
+      try {
+        metrics.setGlobalMeterProvider(h.meterProvider);
+        h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+        h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+        expect(sumBy(await h.points(METRIC_BOUNDARIES), 'state')).toEqual({ preserved: 1 });
+      } finally {
+        metrics.disable();
+      }
+    });
+  });
+
+  describe('never throws', () => {
+    it.each([
+      ['numbers everywhere', { [ATTR_SESSION_ID]: 7, 'agent.continuity.decision.names': 3 }],
+      ['a path as session id', { [ATTR_SESSION_ID]: '/home/me/.claude/session.jsonl' }],
+      ['mixed arrays', { [ATTR_SESSION_ID]: 's', 'agent.continuity.decision.names': ['scope', 'x y'] }],
+      [
+        'a huge name list',
+        { [ATTR_SESSION_ID]: 's', 'agent.continuity.decision.names': Array(500).fill('scope') },
+      ],
+      ['bad times', { [ATTR_SESSION_ID]: 's', 'agent.continuity.captured_at': 'yesterday' }],
+    ])('with %s on compaction spans', (_label, attrs) => {
+      h = harness();
+      const errors: unknown[] = [];
+      setGlobalErrorHandler((e) => errors.push(e));
+      for (const name of [SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL, SPAN_ACTIVITY, SPAN_COMPACTION_POST]) {
+        expect(() => h!.emit(name, attrs as Attributes)).not.toThrow();
+      }
+      const post = h.spans(SPAN_COMPACTION_POST)[0];
+      // Whatever was read, it is never a match.
+      expect(post?.attributes[ATTR_CONTINUITY_STATE] ?? 'unverified').toBe('unverified');
+      expect(errors).toEqual([]);
+    });
+
+    it('routes an onResolution failure to the global error handler', () => {
+      const errors: unknown[] = [];
+      setGlobalErrorHandler((e) => errors.push(e));
+      const seen: Resolution[] = [];
+      h = harness({
+        onResolution: (r) => {
+          seen.push(r);
+          throw new Error('ledger down');
+        },
+      });
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(post.attributes[ATTR_CONTINUITY_STATE]).toBe('preserved');
+      expect(seen).toHaveLength(1);
+      expect(errors).toHaveLength(1);
+    });
+
+    it('clamps bad options instead of throwing', () => {
+      expect(() => harness({ checkIntervalMs: -1, maxPendingBoundaries: Number.NaN }).close()).not.toThrow();
+    });
+  });
+
+  it('uses the global tracer provider for check spans when none is given', async () => {
+    h = harness({}, { tracer: false });
+    trace.setGlobalTracerProvider(h.provider);
+    try {
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      await h.processor.shutdown();
+      expect(h.spans(SPAN_CONTINUITY_CHECK)).toHaveLength(1);
+    } finally {
+      trace.disable();
+    }
+  });
+});
