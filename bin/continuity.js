@@ -1,4 +1,13 @@
 #!/usr/bin/env node
 // The `continuity` command. Kept tiny: it loads only the compiled entry point it needs.
-const { runCli } = await import('../dist/cli/main.js');
-process.exitCode = await runCli(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (argv.length === 2 && argv[0] === 'hook' && argv[1] === 'claude-code') {
+  // Claude Code hooks, the write gate among them, run once per event: go straight to the lean
+  // adapter module (no commander, zod or OpenTelemetry on the gate's path), and exit as soon as
+  // it is done so nothing left in the event loop can hold the agent up.
+  const { runClaudeCodeHook } = await import('../dist/adapters/claude-code/hook.js');
+  process.exit(await runClaudeCodeHook());
+} else {
+  const { runCli } = await import('../dist/cli/main.js');
+  process.exitCode = await runCli(argv);
+}

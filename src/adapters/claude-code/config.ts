@@ -1,0 +1,262 @@
+/**
+ * The adapter's configuration: `.continuity/config.json` in the project (optional), overridden by
+ * `CONTINUITY_*` environment variables. Claude Code removes `OTEL_*` variables from hook processes,
+ * so the exporter has its own settings here.
+ *
+ * Lean (the gate loads it): no zod. A bad value never stops a hook: it is reported as a warning
+ * (one stderr line) and the default is used instead, because a hook must never break the agent.
+ */
+import { isAbsolute, join, resolve } from 'node:path';
+import { isRecord, readJsonFile } from './fsio.js';
+import {
+  DEFAULT_GATED_TOOLS,
+  type GatePolicy,
+  type GateVerdict,
+  isGateVerdict,
+  isPolicyKey,
+} from './policy.js';
+
+/** The project-relative directory holding the task record and the configuration. */
+export const PROJECT_STATE_DIR = '.continuity';
+/** Default task record, relative to the project directory. */
+export const DEFAULT_TASK_RECORD = `${PROJECT_STATE_DIR}/task.json`;
+/** Default configuration file, relative to the project directory. */
+export const DEFAULT_CONFIG_FILE = `${PROJECT_STATE_DIR}/config.json`;
+/** Default OTLP/HTTP base endpoint: a local `continuity serve`. */
+export const DEFAULT_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+/** Default time allowed for one export attempt, in milliseconds. */
+export const DEFAULT_EXPORT_TIMEOUT_MS = 1500;
+
+/** Environment variables read by the adapter, defined once. */
+export const ENV = {
+  config: 'CONTINUITY_CONFIG',
+  taskRecord: 'CONTINUITY_TASK_RECORD',
+  gateTools: 'CONTINUITY_GATE_TOOLS',
+  gatePolicy: 'CONTINUITY_GATE_POLICY',
+  export: 'CONTINUITY_EXPORT',
+  otlpEndpoint: 'CONTINUITY_OTLP_ENDPOINT',
+  otlpTracesEndpoint: 'CONTINUITY_OTLP_TRACES_ENDPOINT',
+  otlpProtocol: 'CONTINUITY_OTLP_PROTOCOL',
+  otlpTimeoutMs: 'CONTINUITY_OTLP_TIMEOUT_MS',
+  otlpHeaders: 'CONTINUITY_OTLP_HEADERS',
+  projectDir: 'CLAUDE_PROJECT_DIR',
+} as const;
+
+/** OTLP/HTTP encodings the exporter can send. */
+export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** Exporter settings. */
+export interface ExportConfig {
+  /** Send spans at all. Default true (`CONTINUITY_EXPORT=off` turns it off). */
+  enabled: boolean;
+  /** The full traces URL. Default `http://127.0.0.1:4318/v1/traces`. */
+  tracesUrl: string;
+  /** Encoding. Default `http/json` (no protobuf library to load in a short hook process). */
+  protocol: OtlpProtocol;
+  /** Time allowed for one request, in milliseconds. Default 1500. */
+  timeoutMs: number;
+  /** Extra HTTP headers (for a collector that wants a token). Default none. */
+  headers: Record<string, string>;
+}
+
+/** Write gate settings. */
+export interface GateConfig {
+  /** Tool names the gate checks. Default Edit, Write, MultiEdit, NotebookEdit, Bash. */
+  tools: readonly string[];
+  /** State → verdict overrides; unlisted states use {@link DEFAULT_GATE_POLICY}. Default none. */
+  policy: GatePolicy;
+  /**
+   * Guard the continuity files: deny writes to the ledger, keys and state directory, and ask the
+   * human before the agent writes `.continuity/`. Default true.
+   */
+  protectContinuityFiles: boolean;
+}
+
+/** The whole adapter configuration, resolved. */
+export interface AdapterConfig {
+  /** Absolute project directory. */
+  projectDir: string;
+  /** Absolute path of the task record. Default `<project>/.continuity/task.json`. */
+  taskRecordPath: string;
+  gate: GateConfig;
+  export: ExportConfig;
+}
+
+/** A resolved configuration and what was wrong with the input (each already replaced by a default). */
+export interface LoadedConfig {
+  config: AdapterConfig;
+  warnings: string[];
+}
+
+function parseList(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function parsePairs(text: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const part of parseList(text)) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out.push([part.slice(0, eq).trim(), part.slice(eq + 1).trim()]);
+  }
+  return out;
+}
+
+function readPolicy(raw: unknown, source: string, warnings: string[]): Record<string, GateVerdict> {
+  const policy: Record<string, GateVerdict> = {};
+  const entries: Array<[string, unknown]> = isRecord(raw)
+    ? Object.entries(raw)
+    : typeof raw === 'string'
+      ? parsePairs(raw)
+      : [];
+  if (raw !== undefined && !isRecord(raw) && typeof raw !== 'string') {
+    warnings.push(`${source}: expected an object of state → allow|ask|deny; using the default policy`);
+  }
+  for (const [key, value] of entries) {
+    if (!isPolicyKey(key)) {
+      warnings.push(`${source}.${key}: unknown state (or state/reason); ignored`);
+    } else if (!isGateVerdict(value)) {
+      warnings.push(`${source}.${key}: expected allow, ask or deny; ignored`);
+    } else {
+      policy[key] = value;
+    }
+  }
+  return policy;
+}
+
+function readTools(raw: unknown, source: string, warnings: string[]): readonly string[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = typeof raw === 'string' ? parseList(raw) : raw;
+  if (
+    Array.isArray(list) &&
+    list.every((t) => typeof t === 'string' && /^[A-Za-z0-9_.*:-]{1,128}$/.test(t))
+  ) {
+    return list as string[];
+  }
+  warnings.push(`${source}: expected a list of tool names; using the default tools`);
+  return undefined;
+}
+
+function tracesUrlFrom(base: string): string {
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+function validUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The project directory of a hook or command: `CLAUDE_PROJECT_DIR` (set by Claude Code for
+ * hooks), else the hook payload's `cwd`, else the process's working directory.
+ */
+export function resolveProjectDir(env: NodeJS.ProcessEnv, payloadCwd?: string): string {
+  const fromEnv = env[ENV.projectDir];
+  if (fromEnv && isAbsolute(fromEnv)) return resolve(fromEnv);
+  if (payloadCwd && isAbsolute(payloadCwd)) return resolve(payloadCwd);
+  return process.cwd();
+}
+
+/**
+ * Loads the configuration for `projectDir`: the file named by `CONTINUITY_CONFIG`, else
+ * `<project>/.continuity/config.json` (optional), then the `CONTINUITY_*` overrides.
+ */
+export function loadConfig(projectDir: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const warnings: string[] = [];
+  const file = env[ENV.config] ? resolve(env[ENV.config]!) : join(projectDir, DEFAULT_CONFIG_FILE);
+  const raw = readJsonFile(file);
+  const fileLabel = env[ENV.config] ? ENV.config : DEFAULT_CONFIG_FILE;
+  let doc: Record<string, unknown> = {};
+  if (raw !== undefined) {
+    if (isRecord(raw)) doc = raw;
+    else warnings.push(`${fileLabel}: expected a JSON object; using defaults`);
+  }
+  const gateRaw = isRecord(doc.gate) ? doc.gate : {};
+  const exportRaw = isRecord(doc.export) ? doc.export : {};
+
+  // Task record
+  let taskRecordPath = join(projectDir, DEFAULT_TASK_RECORD);
+  const taskRaw = env[ENV.taskRecord] ?? doc.taskRecord;
+  if (typeof taskRaw === 'string' && taskRaw.length > 0) taskRecordPath = resolve(projectDir, taskRaw);
+  else if (taskRaw !== undefined)
+    warnings.push(`${fileLabel}.taskRecord: expected a path; using the default`);
+
+  // Gate
+  const tools =
+    readTools(env[ENV.gateTools], ENV.gateTools, warnings) ??
+    readTools(gateRaw.tools, `${fileLabel}.gate.tools`, warnings) ??
+    DEFAULT_GATED_TOOLS;
+  const policy = {
+    ...readPolicy(gateRaw.policy, `${fileLabel}.gate.policy`, warnings),
+    ...(env[ENV.gatePolicy] !== undefined ? readPolicy(env[ENV.gatePolicy], ENV.gatePolicy, warnings) : {}),
+  };
+  let protectContinuityFiles = true;
+  if (typeof gateRaw.protectContinuityFiles === 'boolean') {
+    protectContinuityFiles = gateRaw.protectContinuityFiles;
+  } else if (gateRaw.protectContinuityFiles !== undefined) {
+    warnings.push(`${fileLabel}.gate.protectContinuityFiles: expected true or false; using true`);
+  }
+
+  // Export
+  let enabled = exportRaw.enabled !== false;
+  const envExport = env[ENV.export];
+  if (envExport !== undefined) enabled = !/^(?:0|off|false|no|none)$/i.test(envExport.trim());
+  let tracesUrl = tracesUrlFrom(DEFAULT_OTLP_ENDPOINT);
+  const candidates: Array<[string | undefined, string, boolean]> = [
+    [
+      typeof exportRaw.endpoint === 'string' ? exportRaw.endpoint : undefined,
+      `${fileLabel}.export.endpoint`,
+      false,
+    ],
+    [
+      typeof exportRaw.tracesEndpoint === 'string' ? exportRaw.tracesEndpoint : undefined,
+      `${fileLabel}.export.tracesEndpoint`,
+      true,
+    ],
+    [env[ENV.otlpEndpoint], ENV.otlpEndpoint, false],
+    [env[ENV.otlpTracesEndpoint], ENV.otlpTracesEndpoint, true],
+  ];
+  for (const [value, source, full] of candidates) {
+    if (value === undefined || value === '') continue;
+    if (validUrl(value)) tracesUrl = full ? value : tracesUrlFrom(value);
+    else warnings.push(`${source}: expected an http(s) URL; ignored`);
+  }
+  let protocol: OtlpProtocol = 'http/json';
+  const protoRaw = env[ENV.otlpProtocol] ?? exportRaw.protocol;
+  if (protoRaw !== undefined) {
+    if ((OTLP_PROTOCOLS as readonly unknown[]).includes(protoRaw)) protocol = protoRaw as OtlpProtocol;
+    else warnings.push(`export protocol: expected http/json or http/protobuf; using http/json`);
+  }
+  let timeoutMs = DEFAULT_EXPORT_TIMEOUT_MS;
+  const timeoutRaw = env[ENV.otlpTimeoutMs] ?? exportRaw.timeoutMs;
+  if (timeoutRaw !== undefined) {
+    const n = Number(timeoutRaw);
+    if (Number.isInteger(n) && n >= 50 && n <= 10_000) timeoutMs = n;
+    else
+      warnings.push(
+        `export timeoutMs: expected an integer from 50 to 10000; using ${DEFAULT_EXPORT_TIMEOUT_MS}`,
+      );
+  }
+  const headers: Record<string, string> = {};
+  if (isRecord(exportRaw.headers)) {
+    for (const [k, v] of Object.entries(exportRaw.headers)) if (typeof v === 'string') headers[k] = v;
+  }
+  if (env[ENV.otlpHeaders]) for (const [k, v] of parsePairs(env[ENV.otlpHeaders]!)) headers[k] = v;
+
+  return {
+    config: {
+      projectDir,
+      taskRecordPath,
+      gate: { tools, policy, protectContinuityFiles },
+      export: { enabled, tracesUrl, protocol, timeoutMs, headers },
+    },
+    warnings,
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The words the adapter says to the agent: the context injected after compaction, the gate's
+ * reasons and `continuity observe`'s next action. Pure and lean (the gate builds its reason here).
+ *
+ * They name decisions, never their values, and say exactly what to run. Session ids and digests
+ * shown here were validated before they were stored (opaque ids, `sha256:`/`hmac-sha256:` digests),
+ * so a command printed here is safe to paste into a shell.
+ */
+import type { ContinuityState } from '../../classify/states.js';
+
+/** What the messages need to know about a session's latest boundary. */
+export interface BoundaryView {
+  sessionId: string;
+  state: ContinuityState;
+  reason: string;
+  primaryDecision: string | null;
+  /** Names the agent must restate (the pre snapshot's, else the task record's). */
+  decisionNames: readonly string[];
+  /** Why no pre snapshot exists, when it does not. */
+  evidenceMissing?: string;
+  /** For `conflicting`: the digests an approval must connect. */
+  change?: { decision: string; fromDigest: string; toDigest: string };
+  /** For `approved_change`: the approval references of the primary decision. */
+  approvalRefs?: readonly string[];
+}
+
+function quoteNames(names: readonly string[]): string {
+  return names.length === 0 ? 'the task decisions' : names.map((n) => `"${n}"`).join(', ');
+}
+
+/** The command that restates the decisions, with a here-document the shell does not expand. */
+export function observeCommand(sessionId: string, names: readonly string[]): string {
+  const body =
+    names.length === 0
+      ? '{"<decision>": <value as JSON>}'
+      : `{${names.map((n) => `"${n}": <value as JSON>`).join(', ')}}`;
+  return `continuity observe --session ${sessionId} --decisions - <<'EOF'\n${body}\nEOF`;
+}
+
+/** The command a human runs, in their own terminal, to approve a changed decision. */
+export function approveCommand(sessionId: string, change: NonNullable<BoundaryView['change']>): string {
+  return (
+    `continuity approve --session ${sessionId} --decision ${change.decision} ` +
+    `--from-digest ${change.fromDigest} --to-digest ${change.toDigest} --ref <ticket-or-note-id> --by <your-id>`
+  );
+}
+
+/** The context added to the model after compaction (SessionStart / InstructionsLoaded). */
+export function compactionContext(sessionId: string, names: readonly string[]): string {
+  return [
+    `[continuity] This session was just compacted. Before your next consequential action (Edit, Write,`,
+    `MultiEdit, NotebookEdit, or a Bash command that changes anything), restate the task decisions`,
+    `${quoteNames(names)} as you understand them now, from your own context, not by reading the task`,
+    `record in .continuity/. Run exactly this, with each value as JSON:`,
+    '',
+    observeCommand(sessionId, names),
+    '',
+    `If you no longer know a decision, leave it out and ask the human; do not guess. Until the`,
+    `restatement matches the record (or a human approves a change) the continuity gate blocks`,
+    `consequential tools. The command prints whether you may continue and what to do otherwise.`,
+  ].join('\n');
+}
+
+/**
+ * What to do next for a boundary in this state, in words the agent can follow. `undefined` for
+ * states that need nothing (preserved, approved_change).
+ */
+export function nextAction(view: BoundaryView): string {
+  const names = view.decisionNames;
+  const d = view.primaryDecision ? `"${view.primaryDecision}"` : 'a decision';
+  const restate = observeCommand(view.sessionId, names);
+  switch (view.state) {
+    case 'preserved':
+      return `Every decision (${quoteNames(names)}) matches the record with a fresh observation. Continue; writes are allowed.`;
+    case 'approved_change': {
+      const refs = view.approvalRefs?.length ? ` (approval ${view.approvalRefs.join(' → ')})` : '';
+      return `${d} changed through a human approval${refs}. Continue with the new value; writes are allowed.`;
+    }
+    case 'dropped':
+      return [
+        `${d} is missing from your restatement after compaction (required: ${quoteNames(names)}).`,
+        `Pause consequential work and restore it. If you know it, restate every decision again:`,
+        '',
+        restate,
+        '',
+        `If you do not know it, stop and ask the human for ${d}; do not guess. Writes stay blocked until then.`,
+      ].join('\n');
+    case 'conflicting': {
+      const lines = [
+        `${d} changed after compaction without a human approval. Stop: do not write.`,
+        `Tell the human that ${d} changed and what you now believe it is.`,
+        `If your restatement was a mistake, restate the original value with continuity observe.`,
+        `If the change is intended, only a human can approve it, in their own terminal (never through your Bash tool):`,
+      ];
+      if (view.change) lines.push('', `  ${approveCommand(view.sessionId, view.change)}`, '');
+      lines.push(`Writes stay blocked until the change is approved or the original value is restated.`);
+      return lines.join('\n');
+    }
+    case 'unverified':
+      return unverifiedAction(view, d, restate);
+  }
+}
+
+function unverifiedAction(view: BoundaryView, d: string, restate: string): string {
+  switch (view.reason) {
+    case 'post_observation_missing':
+      return [
+        `This session was compacted and its task decisions (${quoteNames(view.decisionNames)}) have not been restated since.`,
+        `Restate them from your own understanding (not from .continuity/), then retry:`,
+        '',
+        restate,
+      ].join('\n');
+    case 'stale_observation':
+      return [
+        `Your restatement of ${d} carried an observation time from before the compaction, which is not fresh evidence.`,
+        `Restate it now (leave out observedAt), then retry:`,
+        '',
+        restate,
+      ].join('\n');
+    case 'normalizer_mismatch':
+    case 'digest_scheme_mismatch':
+      return [
+        `${d} cannot be compared with the record: its digest uses a different normalizer or key.`,
+        `Restate it again with continuity observe; if this repeats, ask the human to check the digest key`,
+        `(CONTINUITY_DIGEST_KEY_FILE) used before and after compaction.`,
+        '',
+        restate,
+      ].join('\n');
+    case 'pre_snapshot_missing':
+      return [
+        `Continuity cannot be verified: no snapshot of the task decisions was taken before this compaction` +
+          (view.evidenceMissing ? ` (${view.evidenceMissing}).` : '.'),
+        `A human must confirm each consequential action until the next compaction is captured; ask them.`,
+        `To restore checking, the human fixes the task record (.continuity/task.json).`,
+      ].join('\n');
+    default:
+      return [
+        `Continuity cannot be verified (${view.reason}). Restate the decisions, and ask the human if this repeats:`,
+        '',
+        restate,
+      ].join('\n');
+  }
+}
+
+/** The gate's reason for a denied or asked tool call. */
+export function gateReason(view: BoundaryView): string {
+  return `Blocked by the continuity gate (${view.state}: ${view.reason}).\n${nextAction(view)}`;
+}
+
+/** The gate's reason when the agent tries to approve its own change. */
+export const APPROVE_REFUSED =
+  'Refused by the continuity gate: approvals come from a human. Do not run `continuity approve` yourself. ' +
+  'Tell the human which decision changed; they approve it in their own terminal if they agree.';
+
+/** The gate's reason when a tool call would touch the continuity evidence. */
+export const EVIDENCE_REFUSED =
+  'Refused by the continuity gate: this touches the continuity ledger, its keys or the adapter state, ' +
+  'which are evidence and must not be changed by the agent. Leave them alone; ask the human if you need something there.';
+
+/** The gate's reason for asking before the agent writes the task record or configuration. */
+export const TASK_RECORD_ASK =
+  'The continuity gate asks a human first: this changes the task record or the continuity configuration ' +
+  "(.continuity/), which hold the task's decisions. A human should confirm the change.";
+
+/** The gate's reason when a Bash payload was too large to inspect. */
+export const UNINSPECTABLE_ASK =
+  'The continuity gate asks a human first: this command is too large for the gate to inspect.';

@@ -1,0 +1,118 @@
+/**
+ * The hook's spans as an OTLP trace request (the OTLP/JSON shape of `src/otlp`), built by hand.
+ *
+ * Why not the OpenTelemetry SDK: each hook is a process that lives for milliseconds, and what it
+ * cannot deliver must be spooled to a file and sent by a later run. An encoded request is exactly
+ * what the spool needs; the SDK's exporters hold spans in memory and would cost ~100 ms to load.
+ * The attributes come from the shared attribute codec (`src/otel/attributes.ts`), so the
+ * processor and `continuity serve` read them exactly as the SDK extension writes them.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Attributes } from '@opentelemetry/api';
+import { INSTRUMENTATION_SCOPE } from '../../otel/semconv.js';
+import { recordToAttributes } from '../../otlp/attributes.js';
+import type { OtlpTraceRequest } from '../../otlp/types.js';
+
+/** The runtime name written on every compaction span and ledger record. */
+export const RUNTIME = 'claude-code';
+const SCOPE_VERSION = '0.1.0';
+
+/** A trace and span id (lower-case hex). */
+export interface SpanIds {
+  traceId: string;
+  spanId: string;
+}
+
+/** One span the hook emits. */
+export interface HookSpan {
+  name: string;
+  ids: SpanIds;
+  startNs: bigint;
+  endNs: bigint;
+  attributes: Attributes;
+  links?: SpanIds[];
+  /** True when the hook failed to do its job (the span's status is then an error). */
+  error?: boolean;
+}
+
+function hex(label: string, bytes: number): string {
+  return createHash('sha256')
+    .update(label, 'utf8')
+    .digest('hex')
+    .slice(0, bytes * 2);
+}
+
+/**
+ * The ids of a boundary's spans: one trace per boundary, derived from the session and boundary
+ * ids, so the pre span (PreCompact) and the post span (`continuity observe`, another process)
+ * share a trace and the post span can link to the pre span without any state passed between them.
+ */
+export function boundarySpanIds(sessionId: string, boundaryId: string, phase: 'pre' | 'post'): SpanIds {
+  const base = `agent-continuity/claude-code/${sessionId}/${boundaryId}`;
+  return { traceId: hex(`${base}/trace`, 16), spanId: hex(`${base}/${phase}`, 8) };
+}
+
+/** Fresh random ids for a span that belongs to no boundary (activity). */
+export function randomSpanIds(): SpanIds {
+  return { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') };
+}
+
+/** The current time in nanoseconds since the epoch. */
+export function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+/** Builds the trace request for `spans` (OTLP/JSON shape: hex ids, int64 as strings). */
+export function buildTraceRequest(spans: readonly HookSpan[]): OtlpTraceRequest {
+  return {
+    resourceSpans: [
+      {
+        resource: {
+          attributes: recordToAttributes({
+            'service.name': RUNTIME,
+            'telemetry.sdk.name': 'agent-continuity',
+          }),
+          droppedAttributesCount: 0,
+          entityRefs: [],
+        },
+        scopeSpans: [
+          {
+            scope: {
+              name: INSTRUMENTATION_SCOPE,
+              version: SCOPE_VERSION,
+              attributes: [],
+              droppedAttributesCount: 0,
+            },
+            spans: spans.map((s) => ({
+              traceId: s.ids.traceId,
+              spanId: s.ids.spanId,
+              traceState: '',
+              parentSpanId: '',
+              flags: 1,
+              name: s.name,
+              kind: 1,
+              startTimeUnixNano: String(s.startNs),
+              endTimeUnixNano: String(s.endNs),
+              attributes: recordToAttributes(s.attributes),
+              droppedAttributesCount: 0,
+              events: [],
+              droppedEventsCount: 0,
+              links: (s.links ?? []).map((l) => ({
+                traceId: l.traceId,
+                spanId: l.spanId,
+                traceState: '',
+                attributes: [],
+                droppedAttributesCount: 0,
+                flags: 1,
+              })),
+              droppedLinksCount: 0,
+              status: { message: '', code: s.error ? 2 : 0 },
+            })),
+            schemaUrl: '',
+          },
+        ],
+        schemaUrl: '',
+      },
+    ],
+  } as OtlpTraceRequest;
+}

@@ -1,0 +1,45 @@
+/**
+ * `continuity init claude-code`: merges the hooks into `.claude/settings.json` and creates the
+ * task record template. Prints what it did.
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { runInit } from '../../adapters/claude-code/init.js';
+import { InputError } from '../../decision/problems.js';
+
+/** Registers `continuity init <runtime>`. */
+export function registerInit(program: Command): void {
+  program
+    .command('init')
+    .description('set up continuity for an agent runtime in a project (runtime: claude-code)')
+    .argument('<runtime>', 'the agent runtime: claude-code')
+    .option('--project <dir>', 'project directory (default: the working directory)')
+    .option('--settings <file>', 'settings file relative to the project (default: .claude/settings.json)')
+    .option(
+      '--command <launcher>',
+      'how hooks start continuity (default: continuity), e.g. "node /path/bin/continuity.js"',
+    )
+    .option(
+      '--gate-tools <matcher>',
+      'tools the write gate checks (default: Edit|Write|MultiEdit|NotebookEdit|Bash)',
+    )
+    .action(
+      (
+        runtime: string,
+        opts: { project?: string; settings?: string; command?: string; gateTools?: string },
+      ) => {
+        if (runtime !== 'claude-code') {
+          throw new InputError('init', [
+            { path: '<runtime>', message: `unknown runtime "${runtime}"; expected claude-code` },
+          ]);
+        }
+        const lines = runInit({
+          project: resolve(opts.project ?? process.cwd()),
+          ...(opts.settings !== undefined && { settings: opts.settings }),
+          ...(opts.command !== undefined && { command: opts.command }),
+          ...(opts.gateTools !== undefined && { gateMatcher: opts.gateTools }),
+        });
+        process.stdout.write(`${lines.join('\n')}\n`);
+      },
+    );
+}

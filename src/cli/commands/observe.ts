@@ -1,0 +1,88 @@
+/**
+ * `continuity observe`: the agent restates its task decisions after compaction; prints the
+ * continuity state and the next action. See docs/claude-code.md.
+ */
+import type { Command } from 'commander';
+import { isRecord } from '../../adapters/claude-code/fsio.js';
+import { renderObserve, runObserve } from '../../adapters/claude-code/observe.js';
+import { InputError } from '../../decision/problems.js';
+import { readJsonInput } from '../io.js';
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** `NAME=VALUE`: VALUE as JSON when it parses, else as a string. */
+function parseDecisionFlag(flag: string): [string, unknown] {
+  const eq = flag.indexOf('=');
+  if (eq <= 0) {
+    throw new InputError('--decision', [{ path: flag.slice(0, 40), message: 'expected NAME=VALUE' }]);
+  }
+  const text = flag.slice(eq + 1);
+  try {
+    return [flag.slice(0, eq), JSON.parse(text)];
+  } catch {
+    return [flag.slice(0, eq), text];
+  }
+}
+
+/** Registers `continuity observe`. */
+export function registerObserve(program: Command): void {
+  program
+    .command('observe')
+    .description(
+      "restate the task's decisions after compaction; prints the continuity state and what to do next",
+    )
+    .option('--session <id>', "the session id (default: the project's current Claude Code session)")
+    .option(
+      '--decisions <file>',
+      'JSON file of decision name → value (or {value, observedAt, revision, source}); - for stdin',
+    )
+    .option('--decision <name=value>', 'one decision, value as JSON or plain text (repeatable)', collect, [])
+    .option('--project <dir>', 'project directory (default: CLAUDE_PROJECT_DIR, else the working directory)')
+    .option('--ledger <path>', 'ledger file (default: CONTINUITY_LEDGER, else the state directory)')
+    .option('--json', 'print a JSON document instead of text')
+    .action(
+      async (opts: {
+        session?: string;
+        decisions?: string;
+        decision: string[];
+        project?: string;
+        ledger?: string;
+        json?: boolean;
+      }) => {
+        if (opts.decisions === undefined && opts.decision.length === 0) {
+          throw new InputError('observe', [
+            {
+              path: '(options)',
+              message: 'give the restated decisions with --decisions FILE|- or --decision NAME=VALUE',
+            },
+          ]);
+        }
+        let decisions: Record<string, unknown> = {};
+        let source = '--decision';
+        if (opts.decisions !== undefined) {
+          source = opts.decisions === '-' ? '(stdin)' : opts.decisions;
+          const doc = readJsonInput(opts.decisions);
+          if (!isRecord(doc)) {
+            throw new InputError(source, [
+              { path: '(root)', message: 'expected a JSON object of decision name → value' },
+            ]);
+          }
+          decisions = { ...doc };
+        }
+        for (const flag of opts.decision) {
+          const [name, value] = parseDecisionFlag(flag);
+          decisions[name] = value;
+        }
+        const result = await runObserve({
+          decisions,
+          source,
+          ...(opts.session !== undefined && { session: opts.session }),
+          ...(opts.project !== undefined && { project: opts.project }),
+          ...(opts.ledger !== undefined && { ledger: opts.ledger }),
+        });
+        process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : renderObserve(result));
+      },
+    );
+}
