@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { type Attributes, metrics, trace } from '@opentelemetry/api';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { classify } from '../../src/classify/classify.js';
 import type { Resolution } from '../../src/correlate/types.js';
 import {
@@ -203,6 +205,41 @@ describe('ContinuityProcessor', () => {
       // After shutdown, compaction spans are ignored rather than half-processed.
       const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
       expect(post.attributes[ATTR_CONTINUITY_STATE]).toBeUndefined();
+    });
+  });
+
+  describe('timer', () => {
+    it('resolves expired boundaries on its own interval, with no call from the application', async () => {
+      h = harness({ postWindowsMs: { sdk: 1 }, checkIntervalMs: 10, clock: Date.now });
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT), { runtime: 'sdk' }));
+      await vi.waitFor(() => expect(h!.spans(SPAN_CONTINUITY_CHECK)).toHaveLength(1), {
+        timeout: 10_000,
+        interval: 20,
+      });
+      expect(h.processor.pendingCount).toBe(0);
+    });
+
+    it('never keeps the process alive: a process with a pending boundary exits on its own', () => {
+      // Uses the build (npm test builds first), like the CLI tests.
+      const dist = (p: string) => new URL(`../../dist/${p}`, import.meta.url).href;
+      const script = `
+        import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+        import { ContinuityProcessor } from ${JSON.stringify(dist('otel/processor.js'))};
+        import { snapshotAttributes } from ${JSON.stringify(dist('otel/attributes.js'))};
+        const processor = new ContinuityProcessor({ checkIntervalMs: 10 });
+        const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+        const snapshot = { sessionId: 's', capturedAt: '2026-11-30T10:00:00Z', normalizerVersion: 1, decisions: {} };
+        provider.getTracer('t').startSpan('agent.compaction.pre', { attributes: snapshotAttributes('pre', snapshot) }).end();
+        process.stdout.write(String(processor.pendingCount));
+      `;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        timeout: 30_000,
+        encoding: 'utf8',
+      });
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('1');
+      expect([r.status, r.signal]).toEqual([0, null]);
     });
   });
 
