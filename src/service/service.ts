@@ -16,6 +16,7 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { Correlator } from '../correlate/correlator.js';
 import type { Resolution } from '../correlate/types.js';
 import type { CompactionEvent } from '../otel/attributes.js';
+import { ContinuityMetrics } from '../otel/metrics.js';
 import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
 import {
   decodeTraceResponse,
@@ -159,7 +160,7 @@ export class ContinuityService {
         },
       }),
     });
-    const continuity = options.continuityMetrics ? options.continuityMetrics(metrics, correlator) : undefined;
+    const continuity = (options.continuityMetrics ?? defaultContinuityMetrics)(metrics, correlator);
 
     const forwarder = new Forwarder({
       endpoint: config.downstream.endpoint,
@@ -506,6 +507,21 @@ export class ContinuityService {
     this._emitChecks(fromImport, nowMs);
     this._emitChecks(this._correlator.expire(nowMs), nowMs);
   }
+}
+
+/** The processor's continuity metrics on the service's meter provider, reading the correlator. */
+function defaultContinuityMetrics(
+  metrics: ServiceMetrics,
+  correlator: Correlator,
+): ContinuityMetricsRecorder {
+  const continuity = new ContinuityMetrics(correlator, { meterProvider: metrics.meterProvider });
+  // Create the instruments now, so the gauges are scrapeable before the first boundary resolves.
+  continuity.ensure();
+  return {
+    record: (resolutions) => {
+      for (const r of resolutions) continuity.record(r);
+    },
+  };
 }
 
 /** Joins queue items into one request body in the items' encoding. */
