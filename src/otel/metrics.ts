@@ -38,10 +38,8 @@ import {
   METRIC_PENDING,
   METRIC_REOBSERVATION_DURATION,
   METRIC_SESSIONS,
+  METRIC_VALUE_UNKNOWN,
 } from './semconv.js';
-
-/** The metric value for a runtime or trigger that was not reported. */
-export const METRIC_VALUE_UNKNOWN = 'unknown' as const;
 
 /**
  * Histogram buckets for the re-observation duration, in seconds: from a prompt in-process

@@ -131,6 +131,9 @@ export const METRIC_EVICTIONS = 'agent.continuity.pending.evictions' as const;
  */
 export const METRIC_NEEDS_HUMAN = 'agent.continuity.needs_human' as const;
 
+/** The value of the `runtime` or `trigger` metric attribute when the span did not report one. */
+export const METRIC_VALUE_UNKNOWN = 'unknown' as const;
+
 /** Metric point attribute keys (short, as on the spans' processor-written attributes). */
 export const METRIC_ATTR_STATE = 'state' as const;
 export const METRIC_ATTR_REASON = 'reason' as const;
