@@ -1,0 +1,85 @@
+/**
+ * The hash chain. Every line carries `seq`, `prev` (the previous line's hash, `null` on the first)
+ * and `hash`: SHA-256 of the record's canonical JSON (RFC 8785) without `hash`, or, with a chain
+ * key, HMAC-SHA-256 under that key, so whoever edits the file cannot recompute the chain.
+ *
+ * Hashes are self-describing like digests: `sha256:<hex>` or `hmac-sha256:<keyId>:<hex>`. The
+ * line itself is the canonical JSON of the whole record, so a byte-level edit that leaves the
+ * parsed value unchanged (white space, key order, a duplicate key) is also caught by `verify`.
+ *
+ * Imports only node:crypto and canonicalize (no zod): the lean paths use it.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+/** A chain key. Keep the object out of logs, spans and files: only `keyId` may be written. */
+export interface ChainKey {
+  /** 16 hex characters identifying the key; stored in every keyed hash. */
+  readonly keyId: string;
+  /** @internal the secret bytes. */
+  readonly secret: Buffer;
+}
+
+/** Fewest bytes accepted for a chain key. */
+export const MIN_CHAIN_KEY_BYTES = 16;
+
+// Domain-separated from the digest key id, so the same bytes used for both give different ids.
+const CHAIN_KEY_ID_LABEL = 'agent-continuity/chain-key-id/v1';
+
+/** Builds a {@link ChainKey} from secret bytes. Throws when the key is too short. */
+export function createChainKey(secret: Uint8Array): ChainKey {
+  if (secret.length < MIN_CHAIN_KEY_BYTES) {
+    throw new Error(`chain key too short: need at least ${MIN_CHAIN_KEY_BYTES} bytes, got ${secret.length}`);
+  }
+  const buf = Buffer.from(secret);
+  const keyId = createHmac('sha256', buf).update(CHAIN_KEY_ID_LABEL).digest('hex').slice(0, 16);
+  const key = { keyId, secret: buf };
+  // Keep the secret out of JSON.stringify and util.inspect by accident.
+  Object.defineProperty(key, 'secret', { enumerable: false });
+  Object.defineProperty(key, 'toJSON', { enumerable: false, value: () => ({ keyId }) });
+  return Object.freeze(key);
+}
+
+/** The chain scheme a key gives: `sha256` without a key, `hmac-sha256:<keyId>` with one. */
+export function chainSchemeOf(key: ChainKey | undefined): string {
+  return key ? `hmac-sha256:${key.keyId}` : 'sha256';
+}
+
+/** The scheme of a stored hash (`sha256` or `hmac-sha256:<keyId>`), or undefined when malformed. */
+export function hashScheme(hash: unknown): string | undefined {
+  if (typeof hash !== 'string') return undefined;
+  if (/^sha256:[0-9a-f]{64}$/.test(hash)) return 'sha256';
+  const m = /^(hmac-sha256:[0-9a-f]{16}):[0-9a-f]{64}$/.exec(hash);
+  return m ? m[1] : undefined;
+}
+
+/** Canonical JSON (RFC 8785) of a record. */
+export function canonicalJson(value: unknown): string {
+  return canonicalize(value) as string;
+}
+
+/** Hashes the canonical text of a record without its `hash` field. */
+export function hashCanonical(canonical: string, key: ChainKey | undefined): string {
+  if (key) {
+    return `hmac-sha256:${key.keyId}:${createHmac('sha256', key.secret).update(canonical, 'utf8').digest('hex')}`;
+  }
+  return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
+}
+
+/** The hash a record must carry: over every field except `hash`. */
+export function recordHash(record: Record<string, unknown>, key: ChainKey | undefined): string {
+  const { hash: _ignored, ...body } = record;
+  return hashCanonical(canonicalJson(body), key);
+}
+
+/**
+ * Seals a record: adds `hash` and returns the line to write (canonical JSON of the whole record
+ * and a newline) together with the hash.
+ */
+export function sealRecord(
+  body: Record<string, unknown>,
+  key: ChainKey | undefined,
+): { line: string; hash: string } {
+  const hash = hashCanonical(canonicalJson(body), key);
+  return { line: `${canonicalJson({ ...body, hash })}\n`, hash };
+}

@@ -1,0 +1,63 @@
+/**
+ * Where the ledger and its side files live. The default is the user's state directory, outside
+ * any repository working tree, so the record survives the conversation and is never committed.
+ */
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { DIR_MODE, LEDGER_ENV } from './types.js';
+
+/** How the ledger path is chosen. */
+export interface LedgerPathOptions {
+  /** `--ledger PATH`; wins over everything. */
+  flag?: string | undefined;
+  /** Environment to read `CONTINUITY_LEDGER`, `XDG_STATE_HOME` and `HOME` from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The ledger file name inside the default state directory. */
+export const DEFAULT_LEDGER_FILE = 'ledger.jsonl';
+/** The directory name inside the user's state directory. */
+export const STATE_DIR_NAME = 'agent-continuity';
+
+/**
+ * Resolves the ledger path: `flag` > `CONTINUITY_LEDGER` > `$XDG_STATE_HOME/agent-continuity/ledger.jsonl`
+ * (when `XDG_STATE_HOME` is an absolute path, as the XDG spec requires) >
+ * `~/.local/state/agent-continuity/ledger.jsonl`. Always returns an absolute path.
+ */
+export function resolveLedgerPath(options: LedgerPathOptions = {}): string {
+  const env = options.env ?? process.env;
+  if (options.flag) return resolve(options.flag);
+  if (env[LEDGER_ENV]) return resolve(env[LEDGER_ENV]);
+  const xdg = env.XDG_STATE_HOME;
+  const stateHome = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  return join(stateHome, STATE_DIR_NAME, DEFAULT_LEDGER_FILE);
+}
+
+/** The files kept beside a ledger. */
+export interface LedgerSidecars {
+  /** The exclusive lock file: `<ledger>.lock`. */
+  lock: string;
+  /** Torn tails moved aside on open: `<ledger>.quarantine`. */
+  quarantine: string;
+  /** The per-session index (a rebuildable cache): `<ledger>.index/`. */
+  indexDir: string;
+}
+
+/** The side files of the ledger at `ledgerPath`. */
+export function sidecarPaths(ledgerPath: string): LedgerSidecars {
+  return {
+    lock: `${ledgerPath}.lock`,
+    quarantine: `${ledgerPath}.quarantine`,
+    indexDir: `${ledgerPath}.index`,
+  };
+}
+
+/**
+ * Creates the ledger's directory (and missing parents) with mode 0700. Directories that already
+ * exist keep their mode: the ledger never changes the permissions of a directory it did not
+ * create (it could be a user's project folder).
+ */
+export function ensureLedgerDir(ledgerPath: string): void {
+  mkdirSync(dirname(ledgerPath), { recursive: true, mode: DIR_MODE });
+}

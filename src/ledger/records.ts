@@ -1,0 +1,165 @@
+/**
+ * Record schemas: what one ledger line may hold, validated once at the edge before anything is
+ * written, and again by `verify` for every stored line.
+ *
+ * Only identifiers, digests, integers and timestamps. Raw decision values, prompts, responses,
+ * tool payloads, transcript paths, compaction summaries and keys have no field to go in; the
+ * schemas are strict (unknown fields are refused) and `guard.ts` refuses strings that look like
+ * paths, secrets or free text inside the fields that do exist.
+ */
+import { z } from 'zod';
+import { ALL_REASONS, CONTINUITY_STATES } from '../classify/states.js';
+import {
+  ACTIVITY_STATES,
+  DecisionMapSchema,
+  DecisionNameSchema,
+  DigestSchema,
+  OpaqueIdSchema,
+  TimestampSchema,
+} from '../decision/model.js';
+import { LEDGER_FORMAT_VERSION, PHASES, TRIGGERS } from './types.js';
+
+/** A reason code (evidence missing): lower-case identifier such as `capture_failed`. */
+export const REASON_CODE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+
+const PhaseSchema = z.enum(PHASES, { error: 'expected phase "pre" or "post"' });
+const TriggerSchema = z.enum(TRIGGERS, { error: 'expected trigger "manual" or "auto"' });
+const ReasonCodeSchema = z
+  .string({ error: 'expected a reason code (string)' })
+  .regex(REASON_CODE_PATTERN, { error: 'expected a reason code matching ^[a-z][a-z0-9_]{0,63}$' });
+const SeqSchema = z.number().int().min(1);
+
+/** Decisions of one side of a boundary, with the evidence of when and where they were observed. */
+export const SnapshotRecordSchema = z.strictObject({
+  type: z.literal('snapshot'),
+  phase: PhaseSchema,
+  sessionId: OpaqueIdSchema,
+  boundaryId: OpaqueIdSchema,
+  runtime: OpaqueIdSchema.optional(),
+  trigger: TriggerSchema.optional(),
+  capturedAt: TimestampSchema,
+  normalizerVersion: z.number({ error: 'expected an integer >= 1' }).int().min(1),
+  decisions: DecisionMapSchema,
+});
+
+/** A human's approval of one decision's change from one digest to another. */
+export const ApprovalRecordSchema = z.strictObject({
+  type: z.literal('approval'),
+  sessionId: OpaqueIdSchema,
+  decision: DecisionNameSchema,
+  fromDigest: DigestSchema,
+  toDigest: DigestSchema,
+  approvalRef: OpaqueIdSchema,
+  approvedBy: OpaqueIdSchema,
+  approvedAt: TimestampSchema,
+});
+
+const VerdictSchema = z.enum([...CONTINUITY_STATES, 'added']);
+const ReasonSchema = z.enum(ALL_REASONS as [string, ...string[]]);
+
+/**
+ * A receipt of the classifier's result for one boundary. It never replaces the evidence: `status`
+ * recomputes the classification from the snapshots and approvals; the receipt names the seqs of
+ * the evidence it was computed from.
+ */
+export const ClassificationRecordSchema = z.strictObject({
+  type: z.literal('classification'),
+  sessionId: OpaqueIdSchema,
+  boundaryId: OpaqueIdSchema,
+  state: z.enum(CONTINUITY_STATES),
+  action: z.string().regex(REASON_CODE_PATTERN),
+  reason: ReasonSchema,
+  primaryDecision: DecisionNameSchema.nullable(),
+  decisions: z.record(
+    DecisionNameSchema,
+    z.strictObject({
+      verdict: VerdictSchema,
+      reason: ReasonSchema,
+      approvalRefs: z.array(OpaqueIdSchema).optional(),
+    }),
+  ),
+  evidence: z.strictObject({
+    pre: SeqSchema.nullable(),
+    post: SeqSchema.nullable(),
+    boundary: SeqSchema.nullable(),
+    approvals: z.array(SeqSchema),
+  }),
+  classifiedAt: TimestampSchema,
+});
+
+/** A snapshot that could not be taken, with a reason code instead of the decisions. */
+export const EvidenceMissingRecordSchema = z.strictObject({
+  type: z.literal('evidence_missing'),
+  phase: PhaseSchema,
+  sessionId: OpaqueIdSchema,
+  boundaryId: OpaqueIdSchema,
+  runtime: OpaqueIdSchema.optional(),
+  trigger: TriggerSchema.optional(),
+  reason: ReasonCodeSchema,
+  at: TimestampSchema,
+});
+
+/** The runtime reported a compaction (for example Claude Code's PostCompact). */
+export const BoundaryRecordSchema = z.strictObject({
+  type: z.literal('boundary'),
+  sessionId: OpaqueIdSchema,
+  boundaryId: OpaqueIdSchema,
+  runtime: OpaqueIdSchema.optional(),
+  trigger: TriggerSchema.optional(),
+  compactedAt: TimestampSchema,
+});
+
+/** The agent's activity state, a dimension of its own beside continuity. */
+export const ActivityRecordSchema = z.strictObject({
+  type: z.literal('activity'),
+  sessionId: OpaqueIdSchema,
+  state: z.enum(ACTIVITY_STATES, { error: 'expected state working, waiting_human or idle' }),
+  at: TimestampSchema,
+});
+
+/** Any record as given to `append`: without `v`, `seq`, `prev` and `hash`, which the ledger adds. */
+export const NewRecordSchema = z.discriminatedUnion(
+  'type',
+  [
+    SnapshotRecordSchema,
+    ApprovalRecordSchema,
+    ClassificationRecordSchema,
+    EvidenceMissingRecordSchema,
+    BoundaryRecordSchema,
+    ActivityRecordSchema,
+  ],
+  { error: 'expected type snapshot, approval, classification, evidence_missing, boundary or activity' },
+);
+
+/** The chain fields every stored line carries. */
+export const ChainFieldsSchema = z.strictObject({
+  v: z.literal(LEDGER_FORMAT_VERSION),
+  seq: SeqSchema,
+  prev: DigestSchema.nullable(),
+  hash: DigestSchema,
+});
+
+/** A stored line: a record plus its chain fields. */
+export const StoredRecordSchema = z.discriminatedUnion('type', [
+  SnapshotRecordSchema.extend(ChainFieldsSchema.shape),
+  ApprovalRecordSchema.extend(ChainFieldsSchema.shape),
+  ClassificationRecordSchema.extend(ChainFieldsSchema.shape),
+  EvidenceMissingRecordSchema.extend(ChainFieldsSchema.shape),
+  BoundaryRecordSchema.extend(ChainFieldsSchema.shape),
+  ActivityRecordSchema.extend(ChainFieldsSchema.shape),
+]);
+
+export type SnapshotRecord = z.infer<typeof SnapshotRecordSchema>;
+export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
+export type ClassificationRecord = z.infer<typeof ClassificationRecordSchema>;
+export type EvidenceMissingRecord = z.infer<typeof EvidenceMissingRecordSchema>;
+export type BoundaryRecord = z.infer<typeof BoundaryRecordSchema>;
+export type ActivityRecord = z.infer<typeof ActivityRecordSchema>;
+/** A record as given to `append`. */
+export type NewRecord = z.infer<typeof NewRecordSchema>;
+/** The chain fields the ledger adds to every record. */
+export type ChainFields = z.infer<typeof ChainFieldsSchema>;
+/** A record as stored: the record and its chain fields. */
+export type StoredRecord = NewRecord & ChainFields;
+/** A stored record of one type. */
+export type Stored<T extends NewRecord> = T & ChainFields;
