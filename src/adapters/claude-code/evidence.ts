@@ -1,109 +1,75 @@
 /**
  * The adapter's view of the ledger (src/ledger): append records, and read one session's latest
- * boundary as classifier input. The ledger is the evidence; everything the adapter derives
- * (the gate cache, the printed state) is recomputed from it.
+ * boundary. The ledger is the evidence; everything the adapter derives (the gate cache, the
+ * printed state) is recomputed from it with the core classifier.
+ *
+ * Reads use the ledger's lean, lock-free reader; only appends open the ledger (lock, schema and
+ * leak guard, one write, fsync).
  */
 import type { Classification } from '../../classify/classify.js';
-import { classify } from '../../classify/classify.js';
-import type { Approval, Snapshot } from '../../decision/model.js';
-import { Ledger, loadChainKey, resolveLedgerPath } from '../../ledger/index.js';
+import { compareCriticality } from '../../decision/names.js';
+import { loadChainKey } from '../../ledger/chain-key.js';
+import type { BoundaryEvidence } from '../../ledger/evidence.js';
+import { readLatestBoundary } from '../../ledger/latest.js';
+import { Ledger } from '../../ledger/ledger.js';
+import { resolveLedgerPath } from '../../ledger/paths.js';
+import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../ledger/receipt.js';
 import type { NewRecord } from '../../ledger/records.js';
 import type { GateBoundary } from './session-state.js';
 
-/** One session's latest boundary, ready for the classifier. */
-export interface BoundaryEvidence {
-  boundaryId: string;
-  trigger: 'manual' | 'auto' | null;
-  pre: Snapshot | null;
-  post: Snapshot | null;
-  approvals: Approval[];
-  /** When the runtime reported the compaction (PostCompact / SessionStart compact). */
-  compactedAt: string | null;
-  /** Why the pre snapshot is missing, when an evidence_missing record says so. */
-  evidenceMissing: string | null;
-}
+export type { BoundaryEvidence } from '../../ledger/evidence.js';
+export { classifyEvidence } from '../../ledger/receipt.js';
+
+/** Most milliseconds a hook waits for the ledger lock: a hook must not hold the agent up. */
+export const LEDGER_LOCK_TIMEOUT_MS = 3000;
 
 /** Appending to and reading from the ledger. */
 export interface EvidenceStore {
-  /** Appends one record (lock, one write, fsync). */
-  append(record: NewRecord): Promise<void>;
+  /** The ledger file (for messages). */
+  readonly path: string;
+  /** Appends records in order (one lock, one write, fsync). */
+  append(...records: NewRecord[]): Promise<void>;
   /** The session's latest boundary, or `undefined` when the ledger has none. */
-  latest(sessionId: string): Promise<BoundaryEvidence | undefined>;
+  latest(sessionId: string): BoundaryEvidence | undefined;
+  /** Appends a classification receipt unless the latest one already says the same. */
+  receipt(evidence: BoundaryEvidence, classification: Classification, nowMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Opens the ledger named by `CONTINUITY_LEDGER` (or the default), with the chain key if configured. */
-export async function openEvidence(env: NodeJS.ProcessEnv, ledgerFlag?: string): Promise<EvidenceStore> {
+/** The ledger named by `--ledger`, else `CONTINUITY_LEDGER`, else the state directory; opened on first append. */
+export function openEvidence(env: NodeJS.ProcessEnv, ledgerFlag?: string): EvidenceStore {
   const path = resolveLedgerPath({ flag: ledgerFlag, env });
-  const chainKey = loadChainKey({ env });
-  const ledger = await Ledger.open(path, { chainKey });
+  let ledger: Ledger | undefined;
+  const open = () => {
+    ledger ??= Ledger.open(path, { chainKey: loadChainKey({ env }), timeoutMs: LEDGER_LOCK_TIMEOUT_MS });
+    return ledger;
+  };
   return {
-    async append(record) {
-      await ledger.append(record);
+    path,
+    async append(...records) {
+      await open().appendBatch(records);
     },
-    async latest(sessionId) {
-      const ev = await ledger.latestBoundary(sessionId);
-      if (!ev) return undefined;
-      return toEvidence(sessionId, ev as unknown as LedgerBoundary);
+    latest(sessionId) {
+      return readLatestBoundary(path, sessionId) ?? undefined;
+    },
+    async receipt(evidence, classification, nowMs) {
+      if (!receiptIsCurrent(evidence, classification)) {
+        await open().append(classificationRecord(evidence, classification, nowMs));
+      }
     },
     async close() {
-      await (ledger as unknown as { close?: () => Promise<void> | void }).close?.();
+      await ledger?.close();
     },
   };
 }
 
-// The shape `ledger.latestBoundary` returns (see src/ledger).
-interface LedgerBoundary {
-  boundaryId?: string;
-  pre: (Snapshot & { boundaryId: string; trigger?: 'manual' | 'auto' }) | null;
-  post: (Snapshot & { boundaryId: string }) | null;
-  approvals: Approval[];
-  boundary: { boundaryId: string; compactedAt: string; trigger?: 'manual' | 'auto' } | null;
-  evidenceMissing: { boundaryId: string; phase: 'pre' | 'post'; reason: string } | null;
-}
-
-function toEvidence(sessionId: string, ev: LedgerBoundary): BoundaryEvidence {
-  const snap = (s: LedgerBoundary['pre']): Snapshot | null =>
-    s
-      ? {
-          sessionId,
-          capturedAt: s.capturedAt,
-          normalizerVersion: s.normalizerVersion,
-          decisions: s.decisions,
-        }
-      : null;
-  const boundaryId =
-    ev.boundaryId ??
-    ev.pre?.boundaryId ??
-    ev.boundary?.boundaryId ??
-    ev.evidenceMissing?.boundaryId ??
-    ev.post?.boundaryId ??
-    '';
-  return {
-    boundaryId,
-    trigger: ev.pre?.trigger ?? ev.boundary?.trigger ?? null,
-    pre: snap(ev.pre),
-    post: snap(ev.post),
-    approvals: ev.approvals.map((a) => ({
-      decision: a.decision,
-      fromDigest: a.fromDigest,
-      toDigest: a.toDigest,
-      approvalRef: a.approvalRef,
-      approvedBy: a.approvedBy,
-      approvedAt: a.approvedAt,
-    })),
-    compactedAt: ev.boundary?.compactedAt ?? null,
-    evidenceMissing:
-      ev.evidenceMissing && ev.evidenceMissing.phase === 'pre' ? ev.evidenceMissing.reason : null,
-  };
-}
-
-/** Classifies a boundary: the compaction time is the runtime's report when there is one. */
-export function classifyEvidence(ev: BoundaryEvidence): Classification {
-  const input: Parameters<typeof classify>[0] = { pre: ev.pre, post: ev.post, approvals: ev.approvals };
-  const at = ev.compactedAt ?? ev.pre?.capturedAt;
-  if (at) input.compactedAt = at;
-  return classify(input);
+/** Why a boundary has no pre snapshot, from its evidence_missing records. */
+export function preMissingReason(ev: BoundaryEvidence): string | undefined {
+  for (let i = ev.evidenceMissing.length - 1; i >= 0; i--) {
+    const m = ev.evidenceMissing[i]!;
+    if (m.phase === 'pre') return m.reason;
+  }
+  return undefined;
 }
 
 /** What the gate caches for a classified boundary (names, digests, states; never values). */
@@ -112,7 +78,7 @@ export function gateBoundaryOf(
   c: Classification,
   fallbackNames: readonly string[],
 ): GateBoundary {
-  const names = ev.pre ? Object.keys(ev.pre.decisions) : [...fallbackNames];
+  const names = (ev.pre ? Object.keys(ev.pre.decisions) : [...fallbackNames]).sort(compareCriticality);
   const b: GateBoundary = {
     id: ev.boundaryId,
     state: c.state,
@@ -121,7 +87,9 @@ export function gateBoundaryOf(
     decisionNames: names,
   };
   if (ev.compactedAt) b.compactedAt = ev.compactedAt;
-  if (!ev.pre && ev.evidenceMissing) b.evidenceMissing = ev.evidenceMissing;
+  if (ev.post) b.observed = true;
+  const missing = preMissingReason(ev);
+  if (!ev.pre && missing) b.evidenceMissing = missing;
   const primary = c.primaryDecision;
   if (c.state === 'conflicting' && primary && ev.pre && ev.post) {
     const from = ev.pre.decisions[primary]?.digest;

@@ -138,7 +138,7 @@ export async function decideGate(
   if (!b) return { verdict: 'allow', code: 'no_compaction' };
   const verdict = policyVerdict(config.gate.policy, b.state, b.reason);
   if (verdict === 'allow') return { verdict: 'allow', code: 'state_allows' };
-  return { verdict, code: 'state_blocks', reason: gateReason(boundaryView(payload.sessionId, b)) };
+  return { verdict, code: 'state_blocks', reason: gateReason(boundaryView(payload.sessionId, b), verdict) };
 }
 
 /** The hook output for a decision: the documented `PreToolUse` JSON, or nothing for `allow`. */

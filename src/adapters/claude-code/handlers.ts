@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { isAbsolute, relative } from 'node:path';
 import { BOUNDARY_REASONS } from '../../classify/states.js';
 import { type ActivityState, NORMALIZER_VERSION, OPAQUE_ID_PATTERN } from '../../decision/model.js';
+import { compareCriticality } from '../../decision/names.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
 import { loadDigestKey } from '../../digest/key-file.js';
 import { activityAttributes, evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
@@ -36,6 +37,9 @@ export const ADAPTER_EVIDENCE_REASONS = {
   /** The snapshot was taken but the ledger refused or failed the append. */
   ledgerWriteFailed: 'ledger_write_failed',
 } as const;
+
+/** How long after PostCompact a SessionStart or InstructionsLoaded `compact` still belongs to it. */
+const SAME_COMPACTION_MS = 10 * 60 * 1000;
 
 /** What every recording hook needs. */
 export interface HookContext {
@@ -75,7 +79,7 @@ async function withEvidence<T>(
 ): Promise<T | undefined> {
   let store: EvidenceStore | undefined;
   try {
-    store = await openEvidence(ctx.env);
+    store = openEvidence(ctx.env);
     return await fn(store);
   } catch (e) {
     ctx.warn(`${what}: ledger: ${(e as Error).message.split('\n')[0]}`);
@@ -101,7 +105,7 @@ export async function onPreCompact(p: HookPayload, ctx: HookContext): Promise<st
     missing = r.problem.code;
     ctx.warn(`PreCompact: no pre snapshot: ${r.problem.message}`);
   }
-  const names = r.ok ? Object.keys(r.digests.decisions) : outlineNames(config);
+  const names = (r.ok ? Object.keys(r.digests.decisions) : outlineNames(config)).sort(compareCriticality);
   const cache = (reason?: string): GateBoundary => ({
     id: boundaryId,
     state: 'unverified',
@@ -167,15 +171,18 @@ export async function onPreCompact(p: HookPayload, ctx: HookContext): Promise<st
 async function ensureBoundary(p: HookPayload, ctx: HookContext, event: string): Promise<GateBoundary> {
   const now = ctx.now();
   const cached = readGateState(p.sessionId, ctx.env)?.boundary;
+  // Which boundary this compaction belongs to: the one PreCompact opened (not yet compacted), or,
+  // after PostCompact already recorded it, the same one for SessionStart / InstructionsLoaded
+  // while it is recent and not yet re-observed. Anything else is a compaction nobody captured.
+  const pending = cached !== null && cached !== undefined && !cached.observed;
+  const recent =
+    cached?.compactedAt !== undefined &&
+    Date.parse(now) - Date.parse(cached.compactedAt) < SAME_COMPACTION_MS;
+  const reuse = pending && (cached!.compactedAt === undefined || (event !== 'PostCompact' && recent));
   let b: GateBoundary;
   let openedHere = false;
-  if (
-    cached &&
-    !cached.compactedAt &&
-    (cached.reason === BOUNDARY_REASONS.postObservationMissing ||
-      cached.reason === BOUNDARY_REASONS.preSnapshotMissing)
-  ) {
-    b = cached;
+  if (reuse) {
+    b = cached!;
   } else {
     openedHere = true;
     b = {

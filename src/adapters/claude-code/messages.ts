@@ -62,8 +62,8 @@ export function compactionContext(sessionId: string, names: readonly string[]): 
 }
 
 /**
- * What to do next for a boundary in this state, in words the agent can follow. `undefined` for
- * states that need nothing (preserved, approved_change).
+ * What to do next for a boundary in this state, in words the agent can follow (for `preserved`
+ * and `approved_change`: continue).
  */
 export function nextAction(view: BoundaryView): string {
   const names = view.decisionNames;
@@ -143,8 +143,12 @@ function unverifiedAction(view: BoundaryView, d: string, restate: string): strin
 }
 
 /** The gate's reason for a denied or asked tool call. */
-export function gateReason(view: BoundaryView): string {
-  return `Blocked by the continuity gate (${view.state}: ${view.reason}).\n${nextAction(view)}`;
+export function gateReason(view: BoundaryView, verdict: 'deny' | 'ask' = 'deny'): string {
+  const head =
+    verdict === 'ask'
+      ? `The continuity gate asks a human first (${view.state}: ${view.reason}).`
+      : `Blocked by the continuity gate (${view.state}: ${view.reason}).`;
+  return `${head}\n${nextAction(view)}`;
 }
 
 /** The gate's reason when the agent tries to approve its own change. */

@@ -89,9 +89,9 @@ export async function runObserve(options: ObserveOptions): Promise<ObserveResult
   if (!OPAQUE_ID_PATTERN.test(sessionId)) {
     throw new InputError('--session', [{ path: '(option)', message: 'expected an opaque identifier' }]);
   }
-  const store = await openEvidence(env, options.ledger);
+  const store = openEvidence(env, options.ledger);
   try {
-    const before = await store.latest(sessionId);
+    const before = store.latest(sessionId);
     if (!before) {
       return {
         sessionId,
@@ -125,8 +125,9 @@ export async function runObserve(options: ObserveOptions): Promise<ObserveResult
       normalizerVersion: NORMALIZER_VERSION,
       decisions,
     });
-    const ev = (await store.latest(sessionId)) ?? before;
+    const ev = store.latest(sessionId) ?? before;
     const c = classifyEvidence(ev);
+    await store.receipt(ev, c, Date.parse(now));
     const gb = gateBoundaryOf(ev, c, outline.ok ? outline.outline.names : []);
     writeGateState(sessionId, gb, now, env);
 

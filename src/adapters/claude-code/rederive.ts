@@ -13,9 +13,9 @@ import { readTaskOutline } from './task-record.js';
 /** A {@link Rederive} reading the ledger configured in `env`. */
 export function ledgerRederive(config: AdapterConfig, env: NodeJS.ProcessEnv): Rederive {
   return async (sessionId: string, cached: GateState | undefined) => {
-    const store = await openEvidence(env);
+    const store = openEvidence(env);
     try {
-      const ev = await store.latest(sessionId);
+      const ev = store.latest(sessionId);
       const now = systemNow();
       if (!ev) {
         // The cache knows of a boundary the ledger failed to record: keep it (never relax on a

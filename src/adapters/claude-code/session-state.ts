@@ -24,6 +24,8 @@ export interface GateBoundary {
   evidenceMissing?: string;
   change?: { decision: string; fromDigest: string; toDigest: string };
   approvalRefs?: string[];
+  /** True once a post snapshot (a restatement) exists for the boundary. */
+  observed?: boolean;
 }
 
 /** The gate cache of one session. `boundary: null` means no compaction happened in the session. */

@@ -4,7 +4,6 @@
  * gate never loads commander; this registration serves `--help` and the generic path.
  */
 import type { Command } from 'commander';
-import { runClaudeCodeHook } from '../../adapters/claude-code/hook.js';
 import { InputError } from '../../decision/problems.js';
 
 /** Registers `continuity hook <runtime>`. */
@@ -19,6 +18,7 @@ export function registerHook(program: Command): void {
           { path: '<runtime>', message: `unknown runtime "${runtime}"; expected claude-code` },
         ]);
       }
+      const { runClaudeCodeHook } = await import('../../adapters/claude-code/hook.js');
       process.exitCode = await runClaudeCodeHook();
     });
 }

@@ -4,7 +4,6 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { runInit } from '../../adapters/claude-code/init.js';
 import { InputError } from '../../decision/problems.js';
 
 /** Registers `continuity init <runtime>`. */
@@ -24,7 +23,7 @@ export function registerInit(program: Command): void {
       'tools the write gate checks (default: Edit|Write|MultiEdit|NotebookEdit|Bash)',
     )
     .action(
-      (
+      async (
         runtime: string,
         opts: { project?: string; settings?: string; command?: string; gateTools?: string },
       ) => {
@@ -33,6 +32,7 @@ export function registerInit(program: Command): void {
             { path: '<runtime>', message: `unknown runtime "${runtime}"; expected claude-code` },
           ]);
         }
+        const { runInit } = await import('../../adapters/claude-code/init.js');
         const lines = runInit({
           project: resolve(opts.project ?? process.cwd()),
           ...(opts.settings !== undefined && { settings: opts.settings }),

@@ -4,7 +4,6 @@
  */
 import type { Command } from 'commander';
 import { isRecord } from '../../adapters/claude-code/fsio.js';
-import { renderObserve, runObserve } from '../../adapters/claude-code/observe.js';
 import { InputError } from '../../decision/problems.js';
 import { readJsonInput } from '../io.js';
 
@@ -75,6 +74,8 @@ export function registerObserve(program: Command): void {
           const [name, value] = parseDecisionFlag(flag);
           decisions[name] = value;
         }
+        // Loaded here, not at startup: the other commands never pay for the ledger and digests.
+        const { renderObserve, runObserve } = await import('../../adapters/claude-code/observe.js');
         const result = await runObserve({
           decisions,
           source,
