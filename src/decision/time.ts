@@ -10,27 +10,46 @@ export const RFC3339_UTC_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d
  * text is not one (wrong form, or a calendar date that does not exist such as 2026-02-30).
  */
 export function parseRfc3339Utc(text: string): bigint | undefined {
-  const m = RFC3339_UTC_PATTERN.exec(text);
-  if (!m) return undefined;
-  const [, y, mo, d, h, mi, s, frac] = m;
-  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0-99 to 1900-1999.
-  const back = new Date(0);
-  back.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  back.setUTCHours(Number(h), Number(mi), Number(s), 0);
-  const ms = back.getTime();
-  // The setters roll 2026-02-30 over to March; a round trip catches dates that do not exist.
-  if (
-    back.getUTCFullYear() !== Number(y) ||
-    back.getUTCMonth() !== Number(mo) - 1 ||
-    back.getUTCDate() !== Number(d) ||
-    Number(h) > 23 ||
-    Number(mi) > 59 ||
-    Number(s) > 59
-  ) {
-    return undefined;
+  // This runs for every observation classified, so after the pattern test the fields are read
+  // from their fixed positions and the calendar is checked by arithmetic (no captures, no Date
+  // round trip).
+  if (!RFC3339_UTC_PATTERN.test(text)) return undefined;
+  const y = digitsAt(text, 0, 4);
+  const mo = digitsAt(text, 5, 2);
+  const d = digitsAt(text, 8, 2);
+  const h = digitsAt(text, 11, 2);
+  const mi = digitsAt(text, 14, 2);
+  const s = digitsAt(text, 17, 2);
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) return undefined;
+  let ms: number;
+  if (y >= 100) {
+    ms = Date.UTC(y, mo - 1, d, h, mi, s);
+  } else {
+    // Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear takes the year as written.
+    const t = new Date(0);
+    t.setUTCFullYear(y, mo - 1, d);
+    t.setUTCHours(h, mi, s, 0);
+    ms = t.getTime();
   }
-  const nanos = BigInt((frac ?? '').padEnd(9, '0') || '0');
-  return BigInt(ms) * 1_000_000n + nanos;
+  // `.fraction` runs from index 20 to the Z; scale it to nanoseconds.
+  const fracDigits = text.length - 21;
+  const nanos = fracDigits > 0 ? digitsAt(text, 20, fracDigits) * 10 ** (9 - fracDigits) : 0;
+  return BigInt(ms) * 1_000_000n + BigInt(nanos);
+}
+
+/** The decimal number written by `n` ASCII digits of `text` from `start` (already validated). */
+function digitsAt(text: string, start: number, n: number): number {
+  let v = 0;
+  for (let i = start; i < start + n; i++) v = v * 10 + text.charCodeAt(i) - 48;
+  return v;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
+/** Days in a month of the proleptic Gregorian calendar (RFC 3339 §5.7). */
+function daysInMonth(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
 }
 
 /** True when `text` is a valid RFC 3339 UTC timestamp. */

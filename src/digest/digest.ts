@@ -58,6 +58,10 @@ export function digestValue(value: unknown, key?: DigestKey): string {
 
 /** The scheme of a digest: what must match before two digests can be compared. */
 export function digestScheme(digest: string): string {
-  const parts = digest.split(':');
-  return parts[0] === 'hmac-sha256' ? `hmac-sha256:${parts[1]}` : (parts[0] ?? '');
+  // indexOf/slice rather than split: the classifier calls this twice per decision.
+  const first = digest.indexOf(':');
+  if (first === -1) return digest;
+  if (digest.slice(0, first) !== 'hmac-sha256') return digest.slice(0, first);
+  const second = digest.indexOf(':', first + 1);
+  return second === -1 ? digest : digest.slice(0, second);
 }

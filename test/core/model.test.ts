@@ -122,6 +122,8 @@ describe('RFC 3339 UTC time', () => {
     '2026-11-30T10:00:00.5Z',
     '2026-11-30T10:00:00.123456789Z',
     '2028-02-29T00:00:00Z',
+    '2000-02-29T00:00:00Z',
+    '0000-02-29T00:00:00Z',
     '0050-06-01T00:00:00Z',
     '9999-12-31T23:59:59Z',
   ])('accepts %s', (t) => {
@@ -132,6 +134,10 @@ describe('RFC 3339 UTC time', () => {
   it.each([
     ['a date that does not exist', '2026-02-30T00:00:00Z'],
     ['February 29 outside a leap year', '2027-02-29T00:00:00Z'],
+    ['February 29 in a century year not divisible by 400', '1900-02-29T00:00:00Z'],
+    ['April 31', '2026-04-31T00:00:00Z'],
+    ['day 0', '2026-11-00T00:00:00Z'],
+    ['month 0', '2026-00-10T00:00:00Z'],
     ['month 13', '2026-13-01T00:00:00Z'],
     ['hour 24', '2026-11-30T24:00:00Z'],
     ['minute 60', '2026-11-30T10:60:00Z'],
@@ -165,6 +171,9 @@ describe('RFC 3339 UTC time', () => {
   it('parses years before 100 as themselves, not as 19xx', () => {
     // -60589296000 s: 0050-01-01 to 1970-01-01, computed with Python's datetime.
     expect(parseRfc3339Utc('0050-01-01T00:00:00Z')).toBe(-60_589_296_000n * 1_000_000_000n);
+    // 0000-03-01: year 0 is a leap year in the proleptic Gregorian calendar (Python: date(1,1,1) has
+    // ordinal 1, so 0000-03-01 is 306 days before it; 719162 days from 0001-01-01 to 1970-01-01).
+    expect(parseRfc3339Utc('0000-03-01T00:00:00Z')).toBe(-(719_162n + 306n) * 86_400n * 1_000_000_000n);
   });
 
   it('formats a clock reading as RFC 3339 UTC', () => {
