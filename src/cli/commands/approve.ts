@@ -1,0 +1,119 @@
+/**
+ * `continuity approve`: records a human's approval of one decision's change, from one value (or
+ * digest) to another. Values are digested with the scheme the session's pre snapshot used for the
+ * decision and dropped. See docs/ledger.md.
+ */
+import type { Command } from 'commander';
+import { DecisionNameSchema, DigestSchema } from '../../decision/model.js';
+import { InputError, type InputProblem } from '../../decision/problems.js';
+import { loadDigestKey } from '../../digest/key-file.js';
+import { type ApprovalSide, buildApproval } from '../../ledger/capture.js';
+import { readLatestBoundary } from '../../ledger/latest.js';
+import { Ledger } from '../../ledger/ledger.js';
+import {
+  addLedgerOptions,
+  chainKeyOf,
+  checkIdFlags,
+  type LedgerFlags,
+  ledgerPathOf,
+} from './ledger-options.js';
+
+interface ApproveFlags extends LedgerFlags {
+  session: string;
+  decision: string;
+  from?: string;
+  fromDigest?: string;
+  to?: string;
+  toDigest?: string;
+  ref: string;
+  by: string;
+  sensitive?: boolean;
+}
+
+/** A VALUE flag: JSON when it parses (`42`, `true`, `{"a":1}`, `"main"`), else the plain string. */
+export function parseValueFlag(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function side(
+  value: string | undefined,
+  digest: string | undefined,
+  name: 'from' | 'to',
+  problems: InputProblem[],
+): ApprovalSide {
+  if ((value === undefined) === (digest === undefined)) {
+    problems.push({
+      path: `--${name}`,
+      message: `give exactly one of --${name} VALUE or --${name}-digest D`,
+    });
+    return { digest: '' };
+  }
+  if (digest !== undefined) {
+    const r = DigestSchema.safeParse(digest);
+    if (!r.success)
+      problems.push({ path: `--${name}-digest`, message: r.error.issues[0]?.message ?? 'bad digest' });
+    return { digest };
+  }
+  return { value: parseValueFlag(value as string) };
+}
+
+/** Registers `continuity approve`. */
+export function registerApprove(program: Command): void {
+  const cmd = program
+    .command('approve')
+    .description("record a human's approval of a decision's change from one value (or digest) to another")
+    .requiredOption('--session <id>', 'session id')
+    .requiredOption('--decision <name>', 'decision name, e.g. scope')
+    .option(
+      '--from <value>',
+      'the approved-from value (JSON if it parses, else a string); digested, never stored',
+    )
+    .option('--from-digest <digest>', 'the approved-from digest instead of a value')
+    .option(
+      '--to <value>',
+      'the approved-to value (JSON if it parses, else a string); digested, never stored',
+    )
+    .option('--to-digest <digest>', 'the approved-to digest instead of a value')
+    .requiredOption('--ref <ref>', 'approval reference (ticket, review or change id)')
+    .requiredOption('--by <id>', 'who approved (an identifier, not a name with spaces)')
+    .option(
+      '--sensitive',
+      "digest the values with the digest key (default: the scheme of the session's pre snapshot)",
+    )
+    .option('--no-sensitive', 'digest the values with plain SHA-256');
+  addLedgerOptions(cmd).action(async (opts: ApproveFlags) => {
+    checkIdFlags('approve', { '--session': opts.session, '--ref': opts.ref, '--by': opts.by });
+    const problems: InputProblem[] = [];
+    const name = DecisionNameSchema.safeParse(opts.decision);
+    if (!name.success)
+      problems.push({ path: '--decision', message: name.error.issues[0]?.message ?? 'bad name' });
+    const from = side(opts.from, opts.fromDigest, 'from', problems);
+    const to = side(opts.to, opts.toDigest, 'to', problems);
+    if (problems.length > 0) throw new InputError('approve', problems);
+    const path = ledgerPathOf(opts);
+    const chainKey = chainKeyOf(opts);
+    const record = buildApproval({
+      sessionId: opts.session,
+      decision: opts.decision,
+      from,
+      to,
+      approvalRef: opts.ref,
+      approvedBy: opts.by,
+      nowMs: Date.now(),
+      sensitive: opts.sensitive,
+      digestKey: loadDigestKey(),
+      inherit: readLatestBoundary(path, opts.session)?.pre ?? null,
+    });
+    const ledger = Ledger.open(path, { chainKey });
+    try {
+      const stored = await ledger.append(record);
+      process.stdout.write(`approval recorded: ${opts.decision} (ref ${opts.ref}), seq ${stored.seq}\n`);
+    } finally {
+      await ledger.close();
+    }
+  });
+}

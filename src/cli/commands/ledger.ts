@@ -1,0 +1,47 @@
+/**
+ * `continuity ledger verify`: checks every record of the ledger and its hash chain. Exit 0 with a
+ * one-line summary when intact; exit 1 naming the first bad seq and why when not. See
+ * docs/ledger.md.
+ */
+import type { Command } from 'commander';
+import { sidecarPaths } from '../../ledger/paths.js';
+import { verifyLedger } from '../../ledger/verify.js';
+import { EXIT } from '../exit-codes.js';
+import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
+
+interface VerifyFlags extends LedgerFlags {
+  json?: boolean;
+}
+
+/** Registers `continuity ledger` and its subcommand `verify`. */
+export function registerLedger(program: Command): void {
+  const ledger = program.command('ledger').description('inspect the continuity ledger');
+  const verify = ledger
+    .command('verify')
+    .description(
+      'check every record and the hash chain: exit 0 when intact, 1 naming the first bad seq and why (edited, removed, reordered, duplicated, torn, invalid, unkeyed)',
+    )
+    .option('--json', 'print the result as JSON (on success)');
+  addLedgerOptions(verify).action((opts: VerifyFlags) => {
+    const path = ledgerPathOf(opts);
+    const result = verifyLedger(path, { chainKey: chainKeyOf(opts) });
+    if (!result.ok) {
+      process.stderr.write(
+        `continuity: ledger ${path}: seq ${result.seq}: ${result.why} (line ${result.line}): ${result.message}\n`,
+      );
+      process.exitCode = EXIT.checkFailed;
+      return;
+    }
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify({ ledger: path, ...result })}\n`);
+      return;
+    }
+    const range =
+      result.records === 0 ? 'no records' : `${result.records} records (seq 1..${result.lastSeq})`;
+    const q =
+      result.quarantined > 0
+        ? `; ${result.quarantined} torn tail${result.quarantined === 1 ? '' : 's'} quarantined earlier in ${sidecarPaths(path).quarantine}`
+        : '';
+    process.stdout.write(`ledger ${path}: intact, ${range}, chain ${result.scheme}${q}\n`);
+  });
+}

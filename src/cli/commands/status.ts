@@ -1,0 +1,135 @@
+/**
+ * `continuity status`: the latest boundary of each session (or one) with its continuity state,
+ * computed from the evidence by the core classifier every time, and the activity state beside
+ * it. Read-only unless `--receipt`. See docs/ledger.md.
+ */
+import type { Command } from 'commander';
+import type { Classification } from '../../classify/classify.js';
+import type { ActivityEvidence, BoundaryEvidence } from '../../ledger/evidence.js';
+import { readAllLatestBoundaries, readLatestActivity, readLatestBoundary } from '../../ledger/latest.js';
+import { Ledger } from '../../ledger/ledger.js';
+import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../ledger/receipt.js';
+import { renderTable } from '../../report/table.js';
+import {
+  addLedgerOptions,
+  chainKeyOf,
+  checkIdFlags,
+  type LedgerFlags,
+  ledgerPathOf,
+} from './ledger-options.js';
+
+interface StatusFlags extends LedgerFlags {
+  session?: string;
+  json?: boolean;
+  receipt?: boolean;
+}
+
+interface Row {
+  evidence: BoundaryEvidence;
+  classification: Classification;
+  activity: ActivityEvidence | null;
+}
+
+/** The JSON document `status --json` prints for one session. */
+function rowJson(r: Row) {
+  const e = r.evidence;
+  return {
+    sessionId: e.sessionId,
+    boundaryId: e.boundaryId,
+    runtime: e.runtime ?? null,
+    trigger: e.trigger ?? null,
+    compactedAt: e.compactedAt ?? null,
+    state: r.classification.state,
+    action: r.classification.action,
+    reason: r.classification.reason,
+    primaryDecision: r.classification.primaryDecision,
+    decisions: r.classification.decisions,
+    activity: r.activity ? { state: r.activity.state, at: r.activity.at } : null,
+    evidence: {
+      pre: e.seqs.pre,
+      post: e.seqs.post,
+      boundary: e.seqs.boundary,
+      approvals: e.seqs.approvals,
+      missing: e.evidenceMissing.map((m) => ({ seq: m.seq, phase: m.phase, reason: m.reason })),
+    },
+  };
+}
+
+function evidenceCell(e: BoundaryEvidence): string {
+  const side = (seq: number | null, phase: 'pre' | 'post') => {
+    if (seq !== null) return `${phase}#${seq}`;
+    const m = e.evidenceMissing.filter((x) => x.phase === phase).at(-1);
+    return m ? `${phase}:${m.reason}` : `${phase}:none`;
+  };
+  const approvals = e.seqs.approvals.length > 0 ? ` approvals:${e.seqs.approvals.length}` : '';
+  return `${side(e.seqs.pre, 'pre')} ${side(e.seqs.post, 'post')}${approvals}`;
+}
+
+/** Registers `continuity status`. */
+export function registerStatus(program: Command): void {
+  const cmd = program
+    .command('status')
+    .description(
+      'show the latest compaction boundary per session with its continuity state (recomputed from the evidence) and activity',
+    )
+    .option('--session <id>', 'only this session')
+    .option('--json', 'print a JSON document instead of a table')
+    .option(
+      '--receipt',
+      'append a classification receipt for each boundary shown (skipped when one is current)',
+    );
+  addLedgerOptions(cmd).action(async (opts: StatusFlags) => {
+    checkIdFlags('status', { '--session': opts.session });
+    const path = ledgerPathOf(opts);
+    let evidence: BoundaryEvidence[];
+    if (opts.session !== undefined) {
+      const one = readLatestBoundary(path, opts.session);
+      evidence = one ? [one] : [];
+    } else {
+      evidence = readAllLatestBoundaries(path);
+    }
+    const rows: Row[] = evidence.map((e) => ({
+      evidence: e,
+      classification: classifyEvidence(e),
+      activity: readLatestActivity(path, e.sessionId),
+    }));
+    if (opts.receipt && rows.length > 0) {
+      const fresh = rows.filter((r) => !receiptIsCurrent(r.evidence, r.classification));
+      if (fresh.length > 0) {
+        const ledger = Ledger.open(path, { chainKey: chainKeyOf(opts) });
+        try {
+          const now = Date.now();
+          await ledger.appendBatch(fresh.map((r) => classificationRecord(r.evidence, r.classification, now)));
+        } finally {
+          await ledger.close();
+        }
+      }
+    }
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify({ ledger: path, sessions: rows.map(rowJson) }, null, 2)}\n`);
+      return;
+    }
+    if (rows.length === 0) {
+      process.stdout.write(
+        opts.session !== undefined
+          ? `no boundary recorded for session ${opts.session} in ${path}\n`
+          : `no boundary recorded in ${path}\n`,
+      );
+      return;
+    }
+    const table = renderTable(
+      ['session', 'boundary', 'state', 'action', 'decision', 'reason', 'activity', 'evidence'],
+      rows.map((r) => [
+        r.evidence.sessionId,
+        r.evidence.boundaryId,
+        r.classification.state,
+        r.classification.action,
+        r.classification.primaryDecision ?? '-',
+        r.classification.reason,
+        r.activity?.state ?? '-',
+        evidenceCell(r.evidence),
+      ]),
+    );
+    process.stdout.write(`${table}\n`);
+  });
+}
