@@ -6,12 +6,21 @@
 export type { Classification, ClassifyInput, DecisionResult } from './classify/classify.js';
 export { classify, eventOnlyRule, findApprovalChain } from './classify/classify.js';
 export type {
+  BoundaryReason,
   ContinuityAction,
   ContinuityReason,
   ContinuityState,
+  DecisionReason,
   DecisionVerdict,
 } from './classify/states.js';
-export { ACTIONS, BOUNDARY_REASONS, CONTINUITY_STATES, DECISION_REASONS } from './classify/states.js';
+export {
+  ACTIONS,
+  ALL_REASONS,
+  BOUNDARY_REASONS,
+  CONTINUITY_STATES,
+  DECISION_REASONS,
+  severity,
+} from './classify/states.js';
 // → correlated state: the pure correlator (used by the span processor and `continuity serve`)
 export { Correlator } from './correlate/correlator.js';
 export { CORRELATOR_DEFAULTS, resolveCorrelatorOptions } from './correlate/options.js';
@@ -46,20 +55,40 @@ export {
   ApprovalSchema,
   checkDecisionCount,
   DEFAULT_DECISION_BOUNDS,
+  DecisionMapSchema,
+  DecisionNameSchema,
   DecisionObservationSchema,
+  DIGEST_PATTERN,
+  DigestSchema,
   NORMALIZER_VERSION,
+  NormalizerVersionSchema,
+  OPAQUE_ID_PATTERN,
+  OpaqueIdSchema,
+  RevisionSchema,
   SnapshotSchema,
+  TimestampSchema,
 } from './decision/model.js';
 export type { WellKnownDecision } from './decision/names.js';
 export { compareCriticality, DECISION_NAME_PATTERN, WELL_KNOWN_DECISIONS } from './decision/names.js';
 export type { InputProblem } from './decision/problems.js';
-export { InputError } from './decision/problems.js';
+export { formatPath, InputError, problemsFromZod } from './decision/problems.js';
+export { formatRfc3339Utc, isRfc3339Utc, parseRfc3339Utc, RFC3339_UTC_PATTERN } from './decision/time.js';
 // → digest
 export type { DigestKey } from './digest/digest.js';
-export { createDigestKey, digestValue, hmacDigest, sha256Digest } from './digest/digest.js';
-export { loadDigestKey } from './digest/key-file.js';
+export {
+  createDigestKey,
+  digestScheme,
+  digestValue,
+  hmacDigest,
+  MIN_KEY_BYTES,
+  sha256Digest,
+} from './digest/digest.js';
+export { DIGEST_KEY_ENV, DIGEST_KEY_FILE_ENV, decodeKeyText, loadDigestKey } from './digest/key-file.js';
 export type { NormalizeProblem, NormalizeResult } from './digest/normalize.js';
-export { NormalizeError, normalize } from './digest/normalize.js';
+export { NormalizeError, normalize, normalizeOrThrow } from './digest/normalize.js';
+// → fixtures: the `continuity classify` file format (raw values digested on read)
+export type { CaseResult, FixtureBoundary } from './fixture/cases.js';
+export { classifyFixture, FixtureSchema, parseFixture } from './fixture/cases.js';
 // → span: the attribute codec (snapshots, approvals, activity ↔ span attributes; digests only)
 export type {
   ActivityEvent,
@@ -132,3 +161,11 @@ export {
   recordToAttributes,
   upsertAttributes,
 } from './otlp/index.js';
+// → report: tables and the `classify --json` document
+export {
+  caseResultsJson,
+  countStates,
+  renderCaseTable,
+  renderCounts,
+  renderTable,
+} from './report/table.js';

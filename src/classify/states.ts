@@ -10,6 +10,7 @@ export const CONTINUITY_STATES = [
   'approved_change',
   'preserved',
 ] as const;
+/** One of the five continuity states. */
 export type ContinuityState = (typeof CONTINUITY_STATES)[number];
 
 /** A per-decision verdict: a state, or `added` for a decision that appears only after compaction. */
@@ -23,6 +24,7 @@ export const ACTIONS = {
   conflicting: 'stop_and_ask_human',
   unverified: 'reobserve',
 } as const satisfies Record<ContinuityState, string>;
+/** The action routed from a continuity state. */
 export type ContinuityAction = (typeof ACTIONS)[ContinuityState];
 
 /** Reason codes for one decision's verdict. */
@@ -44,6 +46,7 @@ export const DECISION_REASONS = {
   /** Present only after compaction. */
   addedAfterCompaction: 'added_after_compaction',
 } as const;
+/** A reason code for one decision's verdict. */
 export type DecisionReason = (typeof DECISION_REASONS)[keyof typeof DECISION_REASONS];
 
 /** Reason codes that only a whole boundary has. */
@@ -55,6 +58,7 @@ export const BOUNDARY_REASONS = {
   /** The pre snapshot recorded no decisions, so there is nothing to compare. */
   noRequiredDecisions: 'no_required_decisions',
 } as const;
+/** A reason code only a whole boundary has. */
 export type BoundaryReason = (typeof BOUNDARY_REASONS)[keyof typeof BOUNDARY_REASONS];
 
 /** The reason of a boundary: its own code, or the primary decision's reason. */

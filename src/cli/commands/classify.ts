@@ -6,6 +6,7 @@ import { classifyFixture, parseFixture } from '../../fixture/cases.js';
 import { caseResultsJson, renderCaseTable, renderCounts } from '../../report/table.js';
 import { readJsonInput } from '../io.js';
 
+/** Registers `continuity classify FILE [--json]` on the program. */
 export function registerClassify(program: Command): void {
   program
     .command('classify')
