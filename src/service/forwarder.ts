@@ -80,6 +80,22 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
+/**
+ * The wait before retry number `attempt + 1`: `initialInterval × multiplier^attempt`, capped at
+ * `maxInterval`, randomized ±50 % (`random` in [0, 1)), and never shorter than the server's
+ * `Retry-After` (the server knows best when it can take more).
+ */
+export function retryDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfterMs: number | undefined,
+  random: number,
+): number {
+  const base = Math.min(policy.maxInterval, policy.initialInterval * policy.multiplier ** attempt);
+  const wait = base * (1 - RANDOMIZATION + 2 * RANDOMIZATION * random);
+  return retryAfterMs === undefined ? wait : Math.max(wait, retryAfterMs);
+}
+
 /** Moves spans from the queue to the downstream. */
 export class Forwarder {
   private readonly _o: ForwarderOptions;
@@ -218,15 +234,10 @@ export class Forwarder {
         this._o.observer.dropped(spans, SERVICE_DROP_REASONS.rejectedDownstream);
         return;
       }
-      const { initialInterval, maxInterval, maxElapsedTime, multiplier } = this._o.retry;
-      const base = Math.min(maxInterval, initialInterval * multiplier ** attempt);
-      let wait = base * (1 - RANDOMIZATION + 2 * RANDOMIZATION * this._random());
-      if (result.kind === 'response') {
-        const after = parseRetryAfter(result.headers['retry-after'], Date.now());
-        // The server knows best when it can take more: never retry sooner than it asked.
-        if (after !== undefined) wait = Math.max(wait, after);
-      }
-      if (Date.now() + wait - started > maxElapsedTime) {
+      const retryAfter =
+        result.kind === 'response' ? parseRetryAfter(result.headers['retry-after'], Date.now()) : undefined;
+      const wait = retryDelay(attempt, this._o.retry, retryAfter, this._random());
+      if (Date.now() + wait - started > this._o.retry.maxElapsedTime) {
         this._o.observer.dropped(spans, SERVICE_DROP_REASONS.retryExhausted);
         return;
       }

@@ -156,7 +156,9 @@ function badCases(): BadCase[] {
   add(100, (i) => ({
     kind: 'wrong content type',
     body: VALID_PB,
-    headers: types[i % types.length] ? { 'content-type': types[i % types.length]! } : {},
+    headers: types[i % types.length]
+      ? { 'content-type': types[i % types.length]! }
+      : ({} as Record<string, string>),
     status: 415,
     message: /unsupported Content-Type .*send application\/x-protobuf or application\/json/,
   }));

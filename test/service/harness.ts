@@ -117,7 +117,11 @@ export interface ReceivedSpan {
 }
 
 /** What the downstream answers: 200, or a failure status (with Retry-After seconds). */
-export type DownstreamMode = { kind: 'ok' } | { kind: 'fail'; status: number; retryAfter?: number };
+export type DownstreamMode =
+  | { kind: 'ok' }
+  | { kind: 'fail'; status: number; retryAfter?: number }
+  /** Accept, but only after `ms` (a slow downstream). */
+  | { kind: 'slow'; ms: number };
 
 /** A real OTLP/HTTP receiver standing in for the next hop (a collector, Jaeger, Tempo). */
 export interface Downstream {
@@ -172,6 +176,7 @@ export async function startDownstream(): Promise<Downstream> {
       res.end();
       return;
     }
+    if (mode.kind === 'slow') await new Promise((r) => setTimeout(r, (mode as { ms: number }).ms));
     const decoded = decodeTraceRequest(body, format);
     for (const rs of decoded.resourceSpans) {
       const resource = attributesToRecord(rs.resource?.attributes);
@@ -274,7 +279,11 @@ export function total(samples: readonly Sample[], name: string, labels: Record<s
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const start = Date.now();
   let last: unknown;
   for (;;) {

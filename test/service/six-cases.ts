@@ -31,11 +31,21 @@ export interface SentCase {
   boundaryId: string;
 }
 
+/** Which sides of each boundary to send: the pre span and approvals, the post span, or both. */
+export interface SendPhases {
+  pre: boolean;
+  post: boolean;
+}
+
 /**
  * Emits the six cases through a tracer provider whose only processor batches into `exporter`,
  * flushes and shuts it down. Session ids are `<prefix>-<case id>`.
  */
-export async function sendSixCases(exporter: SpanExporter, prefix: string): Promise<SentCase[]> {
+export async function sendSixCases(
+  exporter: SpanExporter,
+  prefix: string,
+  phases: SendPhases = { pre: true, post: true },
+): Promise<SentCase[]> {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'six-case-agent' }),
     spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 512, scheduledDelayMillis: 50 })],
@@ -48,7 +58,7 @@ export async function sendSixCases(exporter: SpanExporter, prefix: string): Prom
     const boundary = { boundaryId, runtime: 'sdk', trigger: 'auto' as const };
     const root = tracer.startSpan('agent.run', { attributes: { 'session.id': sessionId } });
     const ctx = trace.setSpan(context.active(), root);
-    if (b.pre) {
+    if (b.pre && phases.pre) {
       tracer
         .startSpan(
           SPAN_COMPACTION_PRE,
@@ -57,10 +67,10 @@ export async function sendSixCases(exporter: SpanExporter, prefix: string): Prom
         )
         .end();
     }
-    for (const a of b.approvals) {
+    for (const a of phases.pre ? b.approvals : []) {
       tracer.startSpan(SPAN_DECISION_APPROVAL, { attributes: approvalAttributes(sessionId, a) }, ctx).end();
     }
-    if (b.post) {
+    if (b.post && phases.post) {
       const postBoundary = b.compactedAt ? { ...boundary, compactedAt: b.compactedAt } : boundary;
       tracer
         .startSpan(
