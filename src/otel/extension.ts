@@ -47,6 +47,7 @@ import {
   activityAttributes,
   approvalAttributes,
   evidenceMissingAttributes,
+  formatNs,
   snapshotAttributes,
 } from './attributes.js';
 import {
@@ -111,11 +112,6 @@ function hrTimeFromNs(ns: bigint): HrTime {
   return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
 }
 
-function hrTimeFromMs(ms: number): HrTime {
-  const s = Math.floor(ms / 1000);
-  return [s, Math.round((ms - s * 1000) * 1e6)];
-}
-
 function addMs(time: HrTime, ms: number): HrTime {
   const ns = time[1] + Math.max(0, Math.round(ms * 1e6));
   return [time[0] + Math.floor(ns / 1e9), ns % 1e9];
@@ -141,6 +137,8 @@ class ContinuityExtension implements Continuity {
   private readonly _now: () => number;
   private readonly _onProblem: (problem: ContinuityProblem) => void;
   private readonly _maxOpen: number;
+  /** The last capture time issued, in ns: times are strictly increasing (see {@link _nowNs}). */
+  private _lastNs = 0n;
   /** Session → the boundary its last capture opened (insertion order = age, for eviction). */
   private readonly _open = new Map<string, { boundaryId: string; trigger?: CompactionTrigger }>();
 
@@ -169,6 +167,20 @@ class ContinuityExtension implements Continuity {
           `agent-continuity: ${p.operation}: evidence missing (${p.reason})${p.decision ? ` for decision "${p.decision}"` : ''}: ${p.detail}`,
         ));
     this._maxOpen = Math.max(1, options.maxOpenBoundaries ?? DEFAULT_MAX_OPEN_BOUNDARIES);
+  }
+
+  /**
+   * Now, in nanoseconds, strictly increasing. A post observation must be later than its pre
+   * capture to count as fresh; millisecond times would tie when both happen in the same
+   * millisecond, and a tie reads as a stale observation.
+   */
+  private _nowNs(): bigint {
+    const ns =
+      this._now === Date.now
+        ? BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6))
+        : BigInt(Math.round(this._now() * 1e6));
+    this._lastNs = ns > this._lastNs ? ns : this._lastNs + 1n;
+    return this._lastNs;
   }
 
   // Resolved per call, so an extension created before NodeSDK starts still uses its provider.
@@ -411,15 +423,15 @@ class ContinuityExtension implements Continuity {
           EVIDENCE_MISSING_REASONS.invalidDecision,
           'capturedAt must be RFC 3339 UTC',
         );
-        capturedAt = new Date(this._now()).toISOString();
+        capturedAt = formatNs(this._nowNs());
       } else {
         capturedAt = explicitAt as string;
         startTime = hrTimeFromNs(ns);
       }
     } else {
-      const nowMs = this._now();
-      capturedAt = new Date(nowMs).toISOString();
-      if (this._now !== Date.now) startTime = hrTimeFromMs(nowMs);
+      const ns = this._nowNs();
+      capturedAt = formatNs(ns);
+      if (this._now !== Date.now) startTime = hrTimeFromNs(ns);
     }
     if (compactedAt !== undefined && !isRfc3339Utc(compactedAt) && !failure) {
       failure = new CaptureFailure(
@@ -584,7 +596,7 @@ class ContinuityExtension implements Continuity {
     if (typeof approvedBy !== 'string' || !OPAQUE_ID_PATTERN.test(approvedBy)) {
       throw invalid('approvedBy must be an opaque identifier', decision);
     }
-    const approvedAt = input.approvedAt ?? new Date(this._now()).toISOString();
+    const approvedAt = input.approvedAt ?? formatNs(this._nowNs());
     if (typeof approvedAt !== 'string' || !isRfc3339Utc(approvedAt)) {
       throw invalid('approvedAt must be RFC 3339 UTC', decision);
     }
@@ -622,10 +634,7 @@ class ContinuityExtension implements Continuity {
         });
         return { ok: false, problem: 'invalid_input' };
       }
-      const at =
-        options.at !== undefined && isRfc3339Utc(options.at)
-          ? options.at
-          : new Date(this._now()).toISOString();
+      const at = options.at !== undefined && isRfc3339Utc(options.at) ? options.at : formatNs(this._nowNs());
       const ns = options.at !== undefined ? parseRfc3339Utc(at) : undefined;
       const span = this._startSpan(
         SPAN_ACTIVITY,

@@ -7,6 +7,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { classify } from '../../src/classify/classify.js';
 import { createDigestKey, digestValue } from '../../src/digest/digest.js';
 import { readCompactionSpan } from '../../src/otel/attributes.js';
 import { createContinuity } from '../../src/otel/extension.js';
@@ -167,6 +168,19 @@ describe('createContinuity', () => {
         constraint: { value: 'y' },
       });
       expect(pre.digests.target).toBe(digest);
+    });
+
+    it('keeps capture times strictly increasing, so a post in the same millisecond is still fresh', async () => {
+      const continuity = createContinuity({ tracer: provider.getTracer('t'), now: () => 1_796_000_000_000 });
+      await continuity.capturePre('session-1', decisions());
+      await continuity.observePost('session-1', decisions());
+      const pre = read(spans(SPAN_COMPACTION_PRE)[0]!);
+      const post = read(spans(SPAN_COMPACTION_POST)[0]!);
+      if (pre?.kind !== 'pre' || post?.kind !== 'post' || !pre.snapshot || !post.snapshot) {
+        throw new Error('expected two snapshots');
+      }
+      expect(post.snapshot.capturedAt > pre.snapshot.capturedAt).toBe(true);
+      expect(classify({ pre: pre.snapshot, post: post.snapshot }).state).toBe('preserved');
     });
 
     it('binds a session with forSession', async () => {
