@@ -24,11 +24,14 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 
 /** Turns a zod error into problems, one per issue, with full field paths. */
 export function problemsFromZod(error: z.ZodError, prefix: ReadonlyArray<PropertyKey> = []): InputProblem[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue): InputProblem | InputProblem[] => {
     const path = [...prefix, ...issue.path];
-    // zod reports an unknown key on the object; name the key itself so the fix is obvious.
+    // zod reports unknown keys on the object; name each key itself so the fix is obvious.
     if (issue.code === 'unrecognized_keys') {
-      return { path: formatPath([...path, issue.keys[0] ?? '']), message: 'unknown field; remove it' };
+      return issue.keys.map((key) => ({
+        path: formatPath([...path, key]),
+        message: 'unknown field; remove it',
+      }));
     }
     // zod says only "Invalid key in record"; the key schema's own message says what was expected.
     if (issue.code === 'invalid_key') {

@@ -283,6 +283,21 @@ describe('input problems', () => {
     expect(formatPath(['a b', 0])).toBe('["a b"][0]');
   });
 
+  it('names every unknown field, not only the first', () => {
+    const r = SnapshotSchema.safeParse({
+      sessionId: 's-1',
+      capturedAt: '2026-11-30T10:00:00Z',
+      normalizerVersion: 1,
+      decisions: {},
+      prompt: 'x',
+      transcriptPath: 'y',
+    });
+    expect(problemsFromZod(r.error!, ['cases', 0, 'pre'])).toEqual([
+      { path: 'cases[0].pre.prompt', message: 'unknown field; remove it' },
+      { path: 'cases[0].pre.transcriptPath', message: 'unknown field; remove it' },
+    ]);
+  });
+
   it('names the source and every problem, at most five then a count', () => {
     const problems = Array.from({ length: 7 }, (_, i) => ({ path: `cases[${i}].id`, message: 'bad' }));
     const e = new InputError('fixture.json', problems);
