@@ -1,0 +1,247 @@
+/**
+ * The pure parts of `continuity serve`: retry timing, Retry-After, the span-bounded queue, content
+ * negotiation, request inspection and enrichment, check spans, Prometheus unit suffixes.
+ */
+import { describe, expect, it } from 'vitest';
+import { Correlator } from '../../src/correlate/correlator.js';
+import { approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
+import {
+  ATTR_CONTINUITY_STATE,
+  ATTR_SESSION_ID,
+  SERVICE_REJECT_REASONS,
+  SPAN_COMPACTION_POST,
+  SPAN_COMPACTION_PRE,
+  SPAN_CONTINUITY_CHECK,
+  SPAN_DECISION_APPROVAL,
+} from '../../src/otel/semconv.js';
+import {
+  attributesToRecord,
+  decodeTraceRequest,
+  encodeTraceRequest,
+  recordToAttributes,
+} from '../../src/otlp/index.js';
+import type { OtlpSpan, OtlpTraceRequest } from '../../src/otlp/types.js';
+import { BodyError, encodingOf, isGzip } from '../../src/service/body.js';
+import {
+  checkResourceSpans,
+  enrichPostSpans,
+  inspectRequest,
+  rejectionMessage,
+} from '../../src/service/enrich.js';
+import { parseRetryAfter, retryDelay } from '../../src/service/forwarder.js';
+import { withUnitSuffix } from '../../src/service/metrics.js';
+import { SpanQueue } from '../../src/service/queue.js';
+import { expectedStates, loadSixCases } from './six-cases.js';
+
+const POLICY = { initialInterval: 1000, maxInterval: 30_000, maxElapsedTime: 300_000, multiplier: 2 };
+
+describe('retry timing', () => {
+  it('grows exponentially, is capped, and is randomized by ±50 %', () => {
+    expect(retryDelay(0, POLICY, undefined, 0.5)).toBe(1000);
+    expect(retryDelay(3, POLICY, undefined, 0.5)).toBe(8000);
+    expect(retryDelay(10, POLICY, undefined, 0.5)).toBe(30_000);
+    expect(retryDelay(0, POLICY, undefined, 0)).toBe(500);
+    expect(retryDelay(0, POLICY, undefined, 0.999999)).toBeCloseTo(1500, 0);
+  });
+
+  it('never retries sooner than the server asked with Retry-After', () => {
+    expect(retryDelay(0, POLICY, 5000, 0.5)).toBe(5000);
+    expect(retryDelay(5, POLICY, 5000, 0.5)).toBe(30_000);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    const now = Date.parse('2026-11-30T12:00:00Z');
+    expect(parseRetryAfter('7', now)).toBe(7000);
+    expect(parseRetryAfter('Mon, 30 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Mon, 30 Nov 2026 11:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('SpanQueue', () => {
+  it('is bounded in spans, counting reservations', () => {
+    const q = new SpanQueue(100);
+    expect(q.reserve(60)).toBe(true);
+    expect(q.reserve(50)).toBe(false);
+    q.push({ spans: 60, protobuf: new Uint8Array() });
+    q.release(60);
+    expect(q.size).toBe(60);
+    expect(q.canAccept(40)).toBe(true);
+    expect(q.canAccept(41)).toBe(false);
+  });
+
+  it('takes whole items up to a span budget, at least one', () => {
+    const q = new SpanQueue(1000);
+    for (const n of [300, 300, 300]) q.push({ spans: n, protobuf: new Uint8Array() });
+    expect(q.take(500).map((i) => i.spans)).toEqual([300]);
+    expect(q.take(700).map((i) => i.spans)).toEqual([300, 300]);
+    expect(q.take(700)).toEqual([]);
+    q.push({ spans: 900, protobuf: new Uint8Array() });
+    expect(q.take(10).map((i) => i.spans)).toEqual([900]);
+    expect(q.size).toBe(0);
+  });
+});
+
+describe('content negotiation', () => {
+  it('accepts the two OTLP content types with parameters, refuses others with 415', () => {
+    expect(encodingOf('application/x-protobuf')).toBe('protobuf');
+    expect(encodingOf('Application/JSON; charset=utf-8')).toBe('json');
+    expect(() => encodingOf('text/plain')).toThrow(BodyError);
+    expect(() => encodingOf(undefined)).toThrow(/unsupported Content-Type ""/);
+    expect(isGzip('gzip')).toBe(true);
+    expect(isGzip(undefined)).toBe(false);
+    expect(isGzip('identity')).toBe(false);
+    expect(() => isGzip('br')).toThrow(/unsupported Content-Encoding "br"/);
+  });
+});
+
+describe('protobuf batches', () => {
+  it('merge by concatenation: the forwarder joins queued requests without re-encoding', () => {
+    const req = (name: string): OtlpTraceRequest => ({
+      resourceSpans: [{ scopeSpans: [{ spans: [span(name, 1, {})] }] } as never],
+    });
+    const joined = Buffer.concat([
+      encodeTraceRequest(req('a'), 'protobuf'),
+      encodeTraceRequest(req('b'), 'protobuf'),
+    ]);
+    const decoded = decodeTraceRequest(joined, 'protobuf');
+    expect(
+      decoded.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => s.name))),
+    ).toEqual(['a', 'b']);
+  });
+});
+
+function span(name: string, n: number, attributes: Record<string, unknown>): OtlpSpan {
+  return {
+    traceId: n.toString(16).padStart(32, '0'),
+    spanId: n.toString(16).padStart(16, '0'),
+    traceState: '',
+    parentSpanId: '',
+    flags: 0,
+    name,
+    kind: 1,
+    startTimeUnixNano: '1764500000000000000',
+    endTimeUnixNano: '1764500000000000000',
+    attributes: recordToAttributes(attributes as never),
+    droppedAttributesCount: 0,
+    events: [],
+    droppedEventsCount: 0,
+    links: [],
+    droppedLinksCount: 0,
+  };
+}
+
+function requestOf(spans: OtlpSpan[]): OtlpTraceRequest {
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [], droppedAttributesCount: 0, entityRefs: [] },
+        scopeSpans: [{ spans, schemaUrl: '' }],
+        schemaUrl: '',
+      },
+    ],
+  };
+}
+
+describe('inspectRequest', () => {
+  const limits = { maxAttributeValueLength: 100, maxAttributesPerSpan: 10 };
+
+  it('passes ordinary spans through untouched and reads compaction spans into events', () => {
+    const [b] = loadSixCases();
+    const pre = span(SPAN_COMPACTION_PRE, 1, snapshotAttributes('pre', { ...b!.pre!, sessionId: 's1' }));
+    const plain = span('llm.call', 2, { 'gen_ai.request.model': 'm' });
+    const req = requestOf([plain, pre]);
+    const r = inspectRequest(req, { maxAttributeValueLength: 1000, maxAttributesPerSpan: 100 });
+    expect(r.request).toBe(req);
+    expect(r.accepted).toBe(2);
+    expect(r.events.map((e) => e.event.kind)).toEqual(['pre']);
+    expect(r.rejectedByReason.size).toBe(0);
+  });
+
+  it('removes and names spans over the limits and compaction spans without a session key', () => {
+    const req = requestOf([
+      span('ok', 1, {}),
+      span('long', 2, { big: 'x'.repeat(101) }),
+      span('many', 3, Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 1]))),
+      span(SPAN_COMPACTION_PRE, 4, { 'agent.compaction.trigger': 'auto' }),
+    ]);
+    const r = inspectRequest(req, limits);
+    expect(r.accepted).toBe(1);
+    expect(r.request.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name)).toEqual(['ok']);
+    expect(req.resourceSpans[0]!.scopeSpans[0]!.spans).toHaveLength(4);
+    expect(Object.fromEntries(r.rejectedByReason)).toEqual({
+      [SERVICE_REJECT_REASONS.attributeLimit]: 2,
+      [SERVICE_REJECT_REASONS.missingSessionKey]: 1,
+    });
+    const message = rejectionMessage(r);
+    expect(message).toMatch(/^3 span\(s\) rejected/);
+    expect(message).toContain(
+      'resourceSpans[0].scopeSpans[0].spans[1] ("long"): attribute "big" is 101 characters long',
+    );
+    expect(message).toContain('spans[3] ("agent.compaction.pre"): a compaction span needs a session key');
+    // Values are never quoted back.
+    expect(message).not.toContain('xxxx');
+  });
+});
+
+describe('enrichment', () => {
+  it('writes the state on post spans in hand and builds check spans for the rest', () => {
+    const expected = expectedStates();
+    const correlator = new Correlator();
+    let n = 0;
+    for (const b of loadSixCases()) {
+      const sid = `u-${b.id}`;
+      const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' as const };
+      const spans = [
+        span(SPAN_COMPACTION_PRE, ++n, snapshotAttributes('pre', { ...b.pre!, sessionId: sid }, ctx)),
+        ...b.approvals.map((a) => span(SPAN_DECISION_APPROVAL, ++n, approvalAttributes(sid, a))),
+        span(SPAN_COMPACTION_POST, ++n, snapshotAttributes('post', { ...b.post!, sessionId: sid }, ctx)),
+      ];
+      const r = inspectRequest(requestOf(spans), {
+        maxAttributeValueLength: 1000,
+        maxAttributesPerSpan: 100,
+      });
+      const resolutions = r.events.flatMap((e) => correlator.observe(e.event, 1_000));
+      expect(enrichPostSpans(r.events, resolutions)).toEqual([]);
+      const post = spans.at(-1)!;
+      expect(attributesToRecord(post.attributes)[ATTR_CONTINUITY_STATE], b.id).toBe(expected.get(b.id));
+      expect(post.links.map((l) => l.spanId)).toEqual([spans[0]!.spanId]);
+    }
+    // A pre whose post never comes: a check span in the pre's trace, linked to it.
+    const pre = span(
+      SPAN_COMPACTION_PRE,
+      999,
+      snapshotAttributes('pre', { ...loadSixCases()[0]!.pre!, sessionId: 'lonely' }),
+    );
+    const r = inspectRequest(requestOf([pre]), { maxAttributeValueLength: 1000, maxAttributesPerSpan: 100 });
+    for (const e of r.events) correlator.observe(e.event, 2_000);
+    const expired = correlator.expire(10 * 24 * 3600 * 1000);
+    expect(expired).toHaveLength(1);
+    const rs = checkResourceSpans(expired, 10_000, {
+      resource: { 'service.name': 'continuity-serve' },
+      scopeName: 'scope',
+      scopeVersion: '1',
+    });
+    const check = rs!.scopeSpans[0]!.spans[0]!;
+    expect(check.name).toBe(SPAN_CONTINUITY_CHECK);
+    expect(check.traceId).toBe(pre.traceId);
+    expect(check.links.map((l) => l.spanId)).toEqual([pre.spanId]);
+    const attrs = attributesToRecord(check.attributes);
+    expect(attrs[ATTR_SESSION_ID]).toBe('lonely');
+    expect(attrs[ATTR_CONTINUITY_STATE]).toBe('unverified');
+    expect(attributesToRecord(rs!.resource!.attributes)['service.name']).toBe('continuity-serve');
+    expect(checkResourceSpans([], 0, { resource: {}, scopeName: 's', scopeVersion: '1' })).toBeUndefined();
+  });
+});
+
+describe('Prometheus names', () => {
+  it('get the unit suffix the collector adds', () => {
+    expect(withUnitSuffix('agent.compaction.reobservation.duration', 's')).toBe(
+      'agent.compaction.reobservation.duration_seconds',
+    );
+    expect(withUnitSuffix('process.memory.usage', 'By')).toBe('process.memory.usage_bytes');
+    expect(withUnitSuffix('x_seconds', 's')).toBe('x_seconds');
+    expect(withUnitSuffix('agent.continuity.boundaries', '{boundary}')).toBe('agent.continuity.boundaries');
+  });
+});
