@@ -3,6 +3,7 @@
  * classifier, then write the cache back. Loaded only when the cache is missing or says a write
  * must wait, so an approval recorded by a human, or a new restatement, is seen at the next call.
  */
+import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import type { AdapterConfig } from './config.js';
 import { classifyEvidence, gateBoundaryOf, openEvidence } from './evidence.js';
 import type { Rederive } from './gate.js';
@@ -13,6 +14,8 @@ import { readTaskOutline } from './task-record.js';
 /** A {@link Rederive} reading the ledger configured in `env`. */
 export function ledgerRederive(config: AdapterConfig, env: NodeJS.ProcessEnv): Rederive {
   return async (sessionId: string, cached: GateState | undefined) => {
+    // Only ids the ledger could hold are looked up or cached.
+    if (!OPAQUE_ID_PATTERN.test(sessionId)) return cached;
     const store = openEvidence(env);
     try {
       const ev = store.latest(sessionId);
