@@ -228,6 +228,26 @@ function statusMessage(body: Buffer, contentType: string | undefined): string {
   return (JSON.parse(body.toString('utf8')) as { message: string }).message;
 }
 
+/** What is wrong with the answer to a bad case, or undefined when it is right. */
+function wrongAnswer(
+  c: BadCase,
+  a: { status: number; headers: Record<string, unknown>; body: Buffer },
+): string | undefined {
+  if (a.status !== c.status)
+    return `status ${a.status}, expected ${c.status}: ${a.body.toString().slice(0, 200)}`;
+  if (c.status === 200) {
+    const format = c.headers['content-type'] === 'application/json' ? 'json' : 'protobuf';
+    const partial = decodeTraceResponse(a.body, format).partialSuccess;
+    if (!partial) return 'no partial_success';
+    if (Number(partial.rejectedSpans) !== c.rejected!.spans) return `rejectedSpans ${partial.rejectedSpans}`;
+    return c.message.test(partial.errorMessage) ? undefined : `message ${partial.errorMessage}`;
+  }
+  const message = statusMessage(a.body, a.headers['content-type'] as string | undefined);
+  return c.message.test(message)
+    ? undefined
+    : `message ${JSON.stringify(message)} does not match ${c.message}`;
+}
+
 describe('continuity serve under bad input', () => {
   let downstream: Downstream;
   let serve: ServeProcess;
@@ -272,21 +292,8 @@ describe('continuity serve under bad input', () => {
       answers.forEach((a, k) => {
         const c = batch[k]!;
         byKind.set(c.kind, (byKind.get(c.kind) ?? 0) + 1);
-        const problem = (why: string) => failures.push(`${c.kind} #${start + k}: ${why}`);
-        if (a.status !== c.status)
-          return problem(`status ${a.status}, expected ${c.status}: ${a.body.toString().slice(0, 200)}`);
-        if (c.status === 200) {
-          const format = c.headers['content-type'] === 'application/json' ? 'json' : 'protobuf';
-          const partial = decodeTraceResponse(a.body, format).partialSuccess;
-          if (!partial) return problem('no partial_success');
-          if (Number(partial.rejectedSpans) !== c.rejected!.spans)
-            return problem(`rejectedSpans ${partial.rejectedSpans}`);
-          if (!c.message.test(partial.errorMessage)) return problem(`message ${partial.errorMessage}`);
-          return;
-        }
-        const message = statusMessage(a.body, a.headers['content-type']);
-        if (!c.message.test(message))
-          problem(`message ${JSON.stringify(message)} does not match ${c.message}`);
+        const why = wrongAnswer(c, a);
+        if (why !== undefined) failures.push(`${c.kind} #${start + k}: ${why}`);
       });
     }
     expect(failures.slice(0, 10)).toEqual([]);
