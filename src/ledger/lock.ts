@@ -205,9 +205,10 @@ export class LedgerLock {
   }
 }
 
-// Short, jittered waits: an append holds the lock for about one fsync.
+// Short, jittered waits: an append holds the lock for about one fsync (a few ms), so a waiter that
+// sleeps longer than that leaves the lock idle; polling costs one failed open and one small read.
 function backoffMs(attempt: number): number {
-  return Math.min(1 + attempt, 10) * (0.5 + Math.random());
+  return Math.min(0.5 + attempt * 0.5, 4) * (0.5 + Math.random());
 }
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
