@@ -19,6 +19,7 @@ import {
   type ActivityState,
   type Approval,
   type DecisionMap,
+  type DecisionObservation,
   DIGEST_PATTERN,
   OPAQUE_ID_PATTERN,
   type Snapshot,
@@ -374,16 +375,25 @@ function readSnapshot(attributes: AttrRecord, base: EventBase): SnapshotEvidence
   const names = attributes[ATTR_DECISION_NAMES];
   if (!Array.isArray(names) || names.length > MAX_DECISIONS_READ) return invalid;
   const decisions: DecisionMap = {};
+  const seen = new Set<string>();
+  // Most decisions share one observation time: validate each distinct time once.
+  let validTime = capturedAt;
   for (const name of names) {
-    if (typeof name !== 'string' || !DECISION_NAME_PATTERN.test(name) || name in decisions) return invalid;
-    const digest = attributes[decisionAttr(name, 'digest')];
-    const revision = readPositiveInt(attributes[decisionAttr(name, 'revision')]);
-    const observedAt = attributes[decisionAttr(name, 'observed_at')];
-    const source = attributes[decisionAttr(name, 'source')];
-    const approvalRef = attributes[decisionAttr(name, 'approval_ref')];
+    if (typeof name !== 'string' || !DECISION_NAME_PATTERN.test(name) || seen.has(name)) return invalid;
+    seen.add(name);
+    const keys = decisionKeys(name);
+    const digest = attributes[keys.digest];
+    const revision = readPositiveInt(attributes[keys.revision]);
+    const observedAt = attributes[keys.observedAt];
+    const source = attributes[keys.source];
+    const approvalRef = attributes[keys.approvalRef];
     if (typeof digest !== 'string' || !DIGEST_PATTERN.test(digest)) return invalid;
     if (revision === undefined) return invalid;
-    if (typeof observedAt !== 'string' || !isRfc3339Utc(observedAt)) return invalid;
+    if (typeof observedAt !== 'string') return invalid;
+    if (observedAt !== validTime) {
+      if (!isRfc3339Utc(observedAt)) return invalid;
+      validTime = observedAt;
+    }
     if (source !== undefined && (typeof source !== 'string' || !OPAQUE_ID_PATTERN.test(source)))
       return invalid;
     if (
@@ -391,15 +401,39 @@ function readSnapshot(attributes: AttrRecord, base: EventBase): SnapshotEvidence
       (typeof approvalRef !== 'string' || !OPAQUE_ID_PATTERN.test(approvalRef))
     )
       return invalid;
-    decisions[name] = {
-      digest,
-      revision,
-      observedAt,
-      ...(source !== undefined && { source }),
-      ...(approvalRef !== undefined && { approvalRef }),
-    };
+    const observation: DecisionObservation = { digest, revision, observedAt };
+    if (source !== undefined) observation.source = source;
+    if (approvalRef !== undefined) observation.approvalRef = approvalRef;
+    decisions[name] = observation;
   }
   return { snapshot: { sessionId: base.sessionId, capturedAt, normalizerVersion, decisions } };
+}
+
+interface DecisionKeys {
+  digest: string;
+  revision: string;
+  observedAt: string;
+  source: string;
+  approvalRef: string;
+}
+// Decision names repeat across spans; building five keys per decision per span showed up in
+// profiles. Bounded: names come from a task's decision schema, and the cache is capped.
+const decisionKeyCache = new Map<string, DecisionKeys>();
+const MAX_CACHED_NAMES = 1_024;
+
+function decisionKeys(name: string): DecisionKeys {
+  let keys = decisionKeyCache.get(name);
+  if (!keys) {
+    keys = {
+      digest: decisionAttr(name, 'digest'),
+      revision: decisionAttr(name, 'revision'),
+      observedAt: decisionAttr(name, 'observed_at'),
+      source: decisionAttr(name, 'source'),
+      approvalRef: decisionAttr(name, 'approval_ref'),
+    };
+    if (decisionKeyCache.size < MAX_CACHED_NAMES) decisionKeyCache.set(name, keys);
+  }
+  return keys;
 }
 
 function readApproval(attributes: AttrRecord): Approval | undefined {

@@ -49,6 +49,7 @@ export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkInterv
  *   trace), linked to the pre and post spans, carrying the same attributes. It is created through
  *   the tracer provider and goes through its span processors like any span.
  * - Ordinary spans cost one string check in `onEnding`; `onStart` and `onEnd` do nothing.
+ *   Requires an SDK that calls `onEnding` (sdk-trace-base >= 2.3).
  *
  * Register it BEFORE the batch processor: `shutdown()` and `forceFlush()` emit check spans for
  * what they resolve, and the batch processor must still accept them.
@@ -67,7 +68,6 @@ export class ContinuityProcessor implements SpanProcessor {
   private _tracer: Tracer | undefined;
   private _timer: ReturnType<typeof setInterval> | undefined;
   private _shutdown: Promise<void> | undefined;
-  private _sawOnEnding = false;
   private _warnedUnrecorded = false;
 
   /** Builds the processor; nothing is looked up from the global API until it is needed. */
@@ -118,24 +118,17 @@ export class ContinuityProcessor implements SpanProcessor {
 
   /** Reads compaction spans and writes the result onto a post span while it is still writable. */
   onEnding(span: Span): void {
-    this._sawOnEnding = true;
+    // The hot path for every ordinary span: one string check, nothing else.
     if (!isCompactionSpanName(span.name) || this._shutdown) return;
     try {
-      this._observe(span, true);
+      this._observe(span);
     } catch (err) {
       globalErrorHandler(err as Error);
     }
   }
 
-  /** Nothing, unless the SDK never calls `onEnding` (before 2.3): then spans are read here. */
-  onEnd(span: ReadableSpan): void {
-    if (this._sawOnEnding || !isCompactionSpanName(span.name) || this._shutdown) return;
-    try {
-      this._observe(span, false);
-    } catch (err) {
-      globalErrorHandler(err as Error);
-    }
-  }
+  /** Nothing: everything happened in `onEnding` (sdk-trace-base >= 2.3 calls it before this). */
+  onEnd(_span: ReadableSpan): void {}
 
   /** Resolves boundaries whose post window has passed (check spans, metrics). Safe after shutdown. */
   forceFlush(): Promise<void> {
@@ -168,7 +161,7 @@ export class ContinuityProcessor implements SpanProcessor {
     return this._shutdown;
   }
 
-  private _observe(span: ReadableSpan & Partial<Pick<Span, 'setAttributes' | 'addLink'>>, writable: boolean) {
+  private _observe(span: Span): void {
     const sc = span.spanContext();
     const event = readCompactionSpan(span.name, span.attributes, span.startTime, {
       traceId: sc.traceId,
@@ -184,11 +177,10 @@ export class ContinuityProcessor implements SpanProcessor {
     // Check on activity as well as on the interval: cheap when nothing is due.
     resolutions.push(...this._correlator.expire(now));
     for (const r of resolutions) {
-      const onThisSpan =
-        writable && r.resolvedAtPost && r.postSpan?.spanId === sc.spanId && span.setAttributes !== undefined;
+      const onThisSpan = r.resolvedAtPost && r.postSpan?.spanId === sc.spanId;
       if (onThisSpan) {
-        span.setAttributes!(classificationAttributes(r.classification, r.activity));
-        if (r.preSpan) span.addLink!({ context: toSpanContext(r.preSpan) });
+        span.setAttributes(classificationAttributes(r.classification, r.activity));
+        if (r.preSpan) span.addLink({ context: toSpanContext(r.preSpan) });
       }
       this._finish(r, !onThisSpan);
     }

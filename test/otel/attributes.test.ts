@@ -107,6 +107,17 @@ describe('attribute codec', () => {
       attrs[ATTR_GEN_AI_CONVERSATION_ID] = 'conv-9';
       expect(readCompactionSpan(SPAN_COMPACTION_PRE, attrs, T0)?.sessionId).toBe('conv-9');
     });
+    it('reads decision names that are also Object.prototype keys', () => {
+      const s = {
+        ...snapshot,
+        decisions: { constructor: snapshot.decisions.scope!, scope: snapshot.decisions.scope! },
+      };
+      const ev = readCompactionSpan(SPAN_COMPACTION_PRE, snapshotAttributes('pre', s), T0);
+      expect(ev?.kind === 'pre' && Object.keys(ev.snapshot?.decisions ?? {})).toEqual([
+        'constructor',
+        'scope',
+      ]);
+    });
     it('reads OTLP-style int64 strings', () => {
       const attrs = snapshotAttributes('post', snapshot);
       attrs[decisionAttr('scope', 'revision')] = '1';
