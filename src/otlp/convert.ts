@@ -31,10 +31,24 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 /** long.js, which protobufjs depends on and uses for 64-bit fields. */
 interface LongStatic {
-  fromString(value: string, unsigned: boolean): object;
-  fromBits(low: number, high: number, unsigned: boolean): { toString(): string };
+  fromBits(low: number, high: number, unsigned: boolean): object;
 }
 const Long = util.Long as unknown as LongStatic;
+
+/** A long.js value as protobufjs decodes 64-bit fields. */
+type LongLike = { low: number; high: number };
+
+// BigInt formatting is several times faster than long.js's division-based toString.
+function longToString(value: LongLike, unsigned: boolean): string {
+  if (value.high === 0 && value.low >= 0) return String(value.low);
+  const bits = (BigInt(value.high >>> 0) << 32n) | BigInt(value.low >>> 0);
+  return (unsigned ? bits : BigInt.asIntN(64, bits)).toString();
+}
+
+function bigintToLong(value: bigint, unsigned: boolean): object {
+  const bits = BigInt.asUintN(64, value);
+  return Long.fromBits(Number(bits & 0xffffffffn) | 0, Number(bits >> 32n) | 0, unsigned);
+}
 
 /** The field path stack of one conversion. */
 class PathStack {
@@ -193,7 +207,7 @@ function toWire(field: FieldPlan, value: unknown, mode: OutputMode): unknown {
     if (field.kind === 'id') return Buffer.from(value as string, 'hex');
     if (field.kind === 'bytes') return Buffer.from(value as string, 'base64');
     if (field.kind === 'int64' || field.kind === 'uint64') {
-      return Long.fromString(value as string, field.kind === 'uint64');
+      return bigintToLong(BigInt(value as string), field.kind === 'uint64');
     }
   }
   return value;
@@ -210,6 +224,11 @@ function convertJsonField(
   return toWire(field, scalarFromJson(field, value, path), mode);
 }
 
+function oneofProblem(plan: MessagePlan, members: readonly FieldPlan[]): string {
+  const oneof = [...plan.oneofs].find(([, m]) => m === members)?.[0] ?? '';
+  return `expected at most one of ${members.map((m) => m.name).join(', ')} (${oneof})`;
+}
+
 function messageFromJson(
   plan: MessagePlan,
   input: unknown,
@@ -223,17 +242,13 @@ function messageFromJson(
   }
   const source = input as Plain;
   const out: Plain = {};
-  for (const [oneof, members] of plan.oneofs) {
+  for (const members of plan.oneofGroups) {
     let set = 0;
     for (const m of members) {
       const v = source[m.name] ?? source[m.snake];
       if (v !== undefined && v !== null) set++;
     }
-    if (set > 1)
-      path.fail(
-        'invalid_field',
-        `expected at most one of ${members.map((m) => m.name).join(', ')} (${oneof})`,
-      );
+    if (set > 1) path.fail('invalid_field', oneofProblem(plan, members));
   }
   for (const field of plan.fields) {
     let value = source[field.name];
@@ -283,29 +298,28 @@ export function fromJsonLike(plan: MessagePlan, input: unknown, mode: OutputMode
   return messageFromJson(plan, input, new PathStack(root), 0, mode);
 }
 
-type LongLike = { low: number; high: number };
+/** A Buffer view of decoded bytes (the prototype default of a bytes field is a plain empty array). */
+function bytesOf(bytes: Uint8Array | readonly number[]): Buffer {
+  return bytes instanceof Uint8Array
+    ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    : Buffer.from(bytes as number[]);
+}
 
 function scalarFromDecoded(field: FieldPlan, value: unknown, path: PathStack): unknown {
   switch (field.kind) {
     case 'int64':
     case 'uint64':
       if (typeof value === 'number') return String(value);
-      return Long.fromBits(
-        (value as LongLike).low,
-        (value as LongLike).high,
-        field.kind === 'uint64',
-      ).toString();
+      return longToString(value as LongLike, field.kind === 'uint64');
     case 'id': {
       const bytes = value as Uint8Array;
       if (bytes.length !== field.idBytes && (bytes.length !== 0 || field.idRequired)) {
         return path.fail('invalid_field', `expected a ${field.idBytes}-byte id, got ${bytes.length} bytes`);
       }
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+      return bytesOf(bytes).toString('hex');
     }
-    case 'bytes': {
-      const bytes = value as Uint8Array;
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-    }
+    case 'bytes':
+      return bytesOf(value as Uint8Array).toString('base64');
     default:
       return value;
   }
@@ -313,19 +327,18 @@ function scalarFromDecoded(field: FieldPlan, value: unknown, path: PathStack): u
 
 function messageFromDecoded(plan: MessagePlan, message: Plain, path: PathStack): Plain {
   const out: Plain = {};
-  for (const [oneof, members] of plan.oneofs) {
+  for (const members of plan.oneofGroups) {
     let set = 0;
     for (const m of members) if (hasOwn.call(message, m.name) && message[m.name] != null) set++;
-    if (set > 1)
-      path.fail(
-        'invalid_field',
-        `expected at most one of ${members.map((m) => m.name).join(', ')} (${oneof})`,
-      );
+    if (set > 1) path.fail('invalid_field', oneofProblem(plan, members));
   }
   for (const field of plan.fields) {
-    const present = hasOwn.call(message, field.name) && message[field.name] != null;
+    const raw = message[field.name];
+    // Only fields with explicit presence need the own-property check: for the others the
+    // prototype holds the proto3 default (an empty array for repeated fields).
+    const present = raw != null && (!field.presence || hasOwn.call(message, field.name));
     if (field.repeated) {
-      const items = present ? (message[field.name] as unknown[]) : [];
+      const items = present ? (raw as unknown[]) : [];
       const converted = new Array<unknown>(items.length);
       if (items.length > 0) {
         path.push(field.name);
@@ -351,11 +364,10 @@ function messageFromDecoded(plan: MessagePlan, message: Plain, path: PathStack):
       continue;
     }
     path.push(field.name);
-    const value = message[field.name];
     out[field.name] =
       field.kind === 'message'
-        ? messageFromDecoded(field.message!, value as Plain, path)
-        : scalarFromDecoded(field, value, path);
+        ? messageFromDecoded(field.message!, raw as Plain, path)
+        : scalarFromDecoded(field, raw, path);
     path.pop();
   }
   return out;

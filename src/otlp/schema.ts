@@ -47,6 +47,8 @@ export interface MessagePlan {
   readonly fields: readonly FieldPlan[];
   /** Oneof name → member fields (for the "only one of" check). */
   readonly oneofs: ReadonlyMap<string, readonly FieldPlan[]>;
+  /** The same groups as an array, for the hot loops (empty for most messages). */
+  readonly oneofGroups: readonly (readonly FieldPlan[])[];
 }
 
 /** Id fields: OTLP/JSON writes these bytes fields as hex, not base64. */
@@ -136,7 +138,12 @@ function compile(root: Root): Map<string, MessagePlan> {
       }
       if (kind === 'message') pending.push({ field: plan, type: resolved as Type });
     }
-    plans.set(name, { name: name.slice(name.lastIndexOf('.') + 1), fields, oneofs });
+    plans.set(name, {
+      name: name.slice(name.lastIndexOf('.') + 1),
+      fields,
+      oneofs,
+      oneofGroups: [...oneofs.values()],
+    });
   };
   for (const message of Object.values(OTLP_MESSAGES)) visit(root.lookupType(message));
   while (pending.length > 0) {
