@@ -171,14 +171,32 @@ describe('ContinuityProcessor', () => {
       expect(sumBy(await h.points(METRIC_PENDING), 'x')).toEqual({ undefined: 0 });
     });
 
-    it('holds a post that ends before its pre when a grace is set, then reports on a check span', () => {
+    it('holds a post that ends inside an enclosing pre span when a grace is set, then reports on a check span', () => {
       h = harness({ reorderGraceMs: 2_000 });
+      // The pre span starts first and ends last: it encloses the post span.
+      const pre = h.provider
+        .getTracer('agent')
+        .startSpan(SPAN_COMPACTION_PRE, { attributes: snapshotAttributes('pre', snap('s', PRE_AT)) });
       const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
       expect(post.attributes[ATTR_CONTINUITY_STATE]).toBeUndefined();
-      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      pre.end();
       const [check] = h.spans(SPAN_CONTINUITY_CHECK);
       expect(check?.attributes[ATTR_CONTINUITY_STATE]).toBe('preserved');
-      expect(check?.links.map((l) => l.context.spanId)).toContain(post.spanContext().spanId);
+      expect(check?.links.map((l) => l.context.spanId)).toEqual([
+        pre.spanContext().spanId,
+        post.spanContext().spanId,
+      ]);
+    });
+
+    it('does not pair a held post with a pre that started after it: that pre opens the next boundary', async () => {
+      h = harness({ reorderGraceMs: 2_000 });
+      h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      await new Promise((r) => setTimeout(r, 2)); // a later start time, whatever the clock resolution
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', '2026-11-30T10:30:00Z')));
+      expect(h.spans(SPAN_CONTINUITY_CHECK).map((s) => s.attributes[ATTR_CONTINUITY_REASON])).toEqual([
+        'pre_snapshot_missing',
+      ]);
+      expect(h.processor.pendingCount).toBe(1);
     });
 
     it('evicts the oldest pending boundary above the limit and counts it', async () => {
