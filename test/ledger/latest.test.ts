@@ -1,0 +1,254 @@
+/**
+ * The latest-boundary read: which boundary is the latest, that the index answers the same as a
+ * full scan, and that a stale, lost or foreign index is caught (scan) and rebuilt.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { classify } from '../../src/classify/classify.js';
+import {
+  type ReadPath,
+  readAllLatestBoundaries,
+  readLatestActivity,
+  readLatestBoundary,
+} from '../../src/ledger/latest.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { sidecarPaths } from '../../src/ledger/paths.js';
+import { classifyEvidence } from '../../src/ledger/receipt.js';
+import type { NewRecord } from '../../src/ledger/records.js';
+import { tempDir } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+let n = 0;
+let ledgerPath = '';
+beforeEach(() => {
+  ledgerPath = join(tmp.dir, `case-${++n}`, 'ledger.jsonl');
+});
+
+const d = (i: number) => `sha256:${i.toString(16).padStart(64, '0')}`;
+const t = (s: number) => new Date(Date.UTC(2026, 10, 30, 12, 0, s)).toISOString();
+
+function snap(
+  sessionId: string,
+  boundaryId: string,
+  phase: 'pre' | 'post',
+  digests: Record<string, number>,
+  at: number,
+): NewRecord {
+  return {
+    type: 'snapshot',
+    phase,
+    sessionId,
+    boundaryId,
+    capturedAt: t(at),
+    normalizerVersion: 1,
+    decisions: Object.fromEntries(
+      Object.entries(digests).map(([k, v]) => [k, { digest: d(v), revision: 1, observedAt: t(at) }]),
+    ),
+  };
+}
+
+function readWith(sessionId: string, options: { forceScan?: boolean } = {}) {
+  let path: ReadPath | undefined;
+  const ev = readLatestBoundary(ledgerPath, sessionId, { ...options, onPath: (p) => (path = p) });
+  return { ev, path };
+}
+
+describe('readLatestBoundary', () => {
+  it('returns null for a missing ledger or an unknown session', async () => {
+    expect(readLatestBoundary(join(tmp.dir, 'nope.jsonl'), 's')).toBeNull();
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b', 'pre', { scope: 1 }, 0));
+    await l.close();
+    expect(readLatestBoundary(ledgerPath, 'other')).toBeNull();
+  });
+
+  it('assembles pre, post, boundary report, approvals and missing evidence of the latest boundary', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b1', 'pre', { scope: 1, target: 2, acceptance_test: 3 }, 0));
+    await l.append({
+      type: 'approval',
+      sessionId: 's',
+      decision: 'target',
+      fromDigest: d(2),
+      toDigest: d(9),
+      approvalRef: 'PR-1',
+      approvedBy: 'alice',
+      approvedAt: t(1),
+    });
+    await l.append({
+      type: 'boundary',
+      sessionId: 's',
+      boundaryId: 'b1',
+      trigger: 'auto',
+      compactedAt: t(2),
+    });
+    await l.append({
+      type: 'evidence_missing',
+      sessionId: 's',
+      boundaryId: 'b1',
+      phase: 'post',
+      reason: 'capture_failed',
+      at: t(3),
+    });
+    await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9, acceptance_test: 3 }, 4));
+    await l.append(snap('other', 'x', 'pre', { scope: 5 }, 5));
+    await l.close();
+    const { ev, path } = readWith('s');
+    expect(path).toBe('index');
+    expect(ev).toMatchObject({
+      sessionId: 's',
+      boundaryId: 'b1',
+      trigger: 'auto',
+      compactedAt: t(2),
+      boundary: { seq: 3, compactedAt: t(2), trigger: 'auto' },
+      evidenceMissing: [{ seq: 4, phase: 'post', reason: 'capture_failed', at: t(3) }],
+      seqs: { pre: 1, post: 5, boundary: 3, approvals: [2] },
+    });
+    expect(ev?.pre?.decisions.target?.digest).toBe(d(2));
+    expect(ev?.approvals).toEqual([
+      {
+        decision: 'target',
+        fromDigest: d(2),
+        toDigest: d(9),
+        approvalRef: 'PR-1',
+        approvedBy: 'alice',
+        approvedAt: t(1),
+      },
+    ]);
+    expect(classifyEvidence(ev!)).toEqual(
+      classify({ pre: ev!.pre, post: ev!.post, approvals: ev!.approvals, compactedAt: t(2) }),
+    );
+    expect(classifyEvidence(ev!).state).toBe('approved_change');
+  });
+
+  it('takes the boundary that appeared last; a late record for an older boundary does not revive it', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
+    await l.append(snap('s', 'b2', 'pre', { scope: 2 }, 1));
+    await l.append(snap('s', 'b1', 'post', { scope: 1 }, 2));
+    await l.close();
+    const { ev } = readWith('s');
+    expect(ev?.boundaryId).toBe('b2');
+    expect(ev?.post).toBeNull();
+    expect(classifyEvidence(ev!)).toMatchObject({ state: 'unverified', reason: 'post_observation_missing' });
+  });
+
+  it('treats a boundary opened by a missing pre snapshot as unverified (pre_snapshot_missing)', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append({
+      type: 'evidence_missing',
+      sessionId: 's',
+      boundaryId: 'b',
+      phase: 'pre',
+      reason: 'task_record_missing',
+      at: t(0),
+    });
+    await l.append(snap('s', 'b', 'post', { scope: 1 }, 1));
+    await l.close();
+    const ev = readLatestBoundary(ledgerPath, 's');
+    expect(ev?.pre).toBeNull();
+    expect(classifyEvidence(ev!)).toMatchObject({ state: 'unverified', reason: 'pre_snapshot_missing' });
+  });
+
+  it('answers from the index exactly what a full scan answers, across many sessions and boundaries', async () => {
+    const l = Ledger.open(ledgerPath);
+    const batch: NewRecord[] = [];
+    for (let i = 0; i < 600; i++) {
+      const s = `s${i % 7}`;
+      const b = `b${Math.floor(i / 35)}`;
+      const r = i % 5;
+      if (r === 0) batch.push(snap(s, b, 'pre', { scope: i, target: i + 1, acceptance_test: i + 2 }, i % 60));
+      else if (r === 1) batch.push(snap(s, b, 'post', { scope: i, target: i + 1 }, (i + 1) % 60));
+      else if (r === 2)
+        batch.push({
+          type: 'approval',
+          sessionId: s,
+          decision: 'scope',
+          fromDigest: d(i),
+          toDigest: d(i + 7),
+          approvalRef: `R${i}`,
+          approvedBy: 'bob',
+          approvedAt: t(i % 60),
+        });
+      else if (r === 3) batch.push({ type: 'boundary', sessionId: s, boundaryId: b, compactedAt: t(i % 60) });
+      else batch.push({ type: 'activity', sessionId: s, state: 'working', at: t(i % 60) });
+      if (batch.length === 50) await l.appendBatch(batch.splice(0));
+    }
+    await l.close();
+    const all = readAllLatestBoundaries(ledgerPath);
+    expect(all).toHaveLength(7);
+    for (let s = 0; s < 7; s++) {
+      const viaIndex = readWith(`s${s}`);
+      const viaScan = readWith(`s${s}`, { forceScan: true });
+      expect(viaIndex.path).toBe('index');
+      expect(viaScan.path).toBe('scan');
+      expect(viaIndex.ev).toEqual(viaScan.ev);
+      expect(all.find((e) => e.sessionId === `s${s}`)).toEqual(viaScan.ev);
+    }
+  });
+
+  it('catches records appended after the index (a writer killed before its index update)', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
+    const covered = join(sidecarPaths(ledgerPath).indexDir, 'covered');
+    const old = readFileSync(covered);
+    await l.append(snap('s', 'b2', 'pre', { scope: 2 }, 1));
+    await l.close();
+    // Put back the index as it was before the second append, and drop that append's entry.
+    writeFileSync(covered, old);
+    const idx = sidecarPaths(ledgerPath).indexDir;
+    const { readdirSync } = await import('node:fs');
+    for (const f of readdirSync(idx).filter((f) => f.startsWith('s-'))) {
+      writeFileSync(join(idx, f), readFileSync(join(idx, f), 'utf8').split('\n').slice(0, 2).join('\n'));
+    }
+    const { ev, path } = readWith('s');
+    expect(path).toBe('index');
+    expect(ev?.boundaryId).toBe('b2');
+  });
+
+  it('falls back to a scan when the index is gone or from another boot, and the next open rebuilds it', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
+    await l.close();
+    const covered = join(sidecarPaths(ledgerPath).indexDir, 'covered');
+    writeFileSync(covered, readFileSync(covered, 'latin1').replace(/^v1 \S+/, 'v1 another-boot'));
+    expect(readWith('s').path).toBe('scan');
+    await Ledger.open(ledgerPath).close();
+    expect(readWith('s').path).toBe('index');
+    rmSync(sidecarPaths(ledgerPath).indexDir, { recursive: true });
+    expect(readWith('s')).toMatchObject({ path: 'scan', ev: { boundaryId: 'b1' } });
+    await Ledger.open(ledgerPath).close();
+    expect(readWith('s')).toMatchObject({ path: 'index', ev: { boundaryId: 'b1' } });
+  });
+
+  it('falls back to a scan when an index entry does not point to a record of the session', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
+    await l.append(snap('s', 'b1', 'post', { scope: 1 }, 1));
+    await l.close();
+    const idx = sidecarPaths(ledgerPath).indexDir;
+    const { readdirSync } = await import('node:fs');
+    const f = join(idx, readdirSync(idx).find((x) => x.startsWith('s-'))!);
+    writeFileSync(f, readFileSync(f, 'utf8').replace(/\n2 (\d+) /, '\n2 0 '));
+    const { ev, path } = readWith('s');
+    expect(path).toBe('scan');
+    expect(ev?.seqs).toMatchObject({ pre: 1, post: 2 });
+  });
+
+  it('reads the latest activity state of a session', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append({ type: 'activity', sessionId: 's', state: 'working', at: t(0) });
+    await l.append({ type: 'activity', sessionId: 's', state: 'waiting_human', at: t(1) });
+    await l.append({ type: 'activity', sessionId: 'x', state: 'idle', at: t(2) });
+    await l.close();
+    expect(readLatestActivity(ledgerPath, 's')).toEqual({ seq: 2, state: 'waiting_human', at: t(1) });
+    expect(readLatestActivity(ledgerPath, 's', { forceScan: true })).toEqual({
+      seq: 2,
+      state: 'waiting_human',
+      at: t(1),
+    });
+    expect(readLatestActivity(ledgerPath, 'none')).toBeNull();
+  });
+});
