@@ -14,6 +14,8 @@ export function readJsonInput(file: string): unknown {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
     throw new InputError(source, [{ path: '(file)', message: `cannot read (${code})` }]);
   }
+  // Editors on some systems save a byte-order mark; JSON.parse would reject it as a token.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
     return JSON.parse(text);
   } catch (e) {
