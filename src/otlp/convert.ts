@@ -98,7 +98,19 @@ function isDefault(field: FieldPlan, value: unknown): boolean {
   return value === defaultOf(field);
 }
 
+const SHORT_DECIMAL = /^(?:0|-?[1-9]\d{0,14})$/;
+
 function canonicalInteger(field: FieldPlan, value: unknown, path: PathStack): string {
+  // Fast paths: values below 1e15 are canonical as they are, and in range of both kinds.
+  if (typeof value === 'string' && value.length <= 16 && SHORT_DECIMAL.test(value)) {
+    if (field.kind === 'uint64' && value.charCodeAt(0) === 45 /* - */) {
+      return path.fail('invalid_field', 'expected a uint64 in range');
+    }
+    return value;
+  }
+  if (typeof value === 'number' && Number.isSafeInteger(value) && (value >= 0 || field.kind !== 'uint64')) {
+    return String(value);
+  }
   let big: bigint;
   if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
   else if (typeof value === 'string' && DECIMAL.test(value)) big = BigInt(value);
@@ -207,7 +219,9 @@ function toWire(field: FieldPlan, value: unknown, mode: OutputMode): unknown {
     if (field.kind === 'id') return Buffer.from(value as string, 'hex');
     if (field.kind === 'bytes') return Buffer.from(value as string, 'base64');
     if (field.kind === 'int64' || field.kind === 'uint64') {
-      return bigintToLong(BigInt(value as string), field.kind === 'uint64');
+      const text = value as string;
+      // protobufjs writes a safe-integer number as is; larger values go through long.js bits.
+      return text.length <= 15 ? Number(text) : bigintToLong(BigInt(text), field.kind === 'uint64');
     }
   }
   return value;
@@ -225,8 +239,9 @@ function convertJsonField(
 }
 
 function oneofProblem(plan: MessagePlan, members: readonly FieldPlan[]): string {
-  const oneof = [...plan.oneofs].find(([, m]) => m === members)?.[0] ?? '';
-  return `expected at most one of ${members.map((m) => m.name).join(', ')} (${oneof})`;
+  const oneof = members[0]?.oneof ?? '';
+  const all = plan.oneofs.get(oneof) ?? members;
+  return `expected at most one of ${all.map((m) => m.name).join(', ')} (${oneof})`;
 }
 
 function messageFromJson(
@@ -242,25 +257,21 @@ function messageFromJson(
   }
   const source = input as Plain;
   const out: Plain = {};
-  for (const members of plan.oneofGroups) {
-    let set = 0;
-    for (const m of members) {
-      const v = source[m.name] ?? source[m.snake];
-      if (v !== undefined && v !== null) set++;
-    }
-    if (set > 1) path.fail('invalid_field', oneofProblem(plan, members));
-  }
-  for (const field of plan.fields) {
-    let value = source[field.name];
-    if (value === undefined && field.snake !== field.name) value = source[field.snake];
-    if (value === undefined || value === null) {
-      if (field.kind === 'id' && field.idRequired) {
-        path.push(field.name);
-        path.fail('invalid_field', `expected ${field.idBytes * 2} hex characters`);
+  let seen = 0;
+  // Driven by the keys present: an AnyValue has one key, not seven fields to probe twice each.
+  for (const key in source) {
+    const field = plan.byKey.get(key);
+    if (field === undefined) continue; // unknown fields are ignored, as OTLP/JSON requires
+    const value = source[key];
+    if (value === undefined || value === null) continue;
+    const bit = 1 << field.index;
+    if ((seen & bit) !== 0) continue; // both spellings given: the first one wins
+    if (field.oneofSiblings) {
+      for (const m of field.oneofSiblings) {
+        if ((seen & (1 << m.index)) !== 0) path.fail('invalid_field', oneofProblem(plan, [m, field]));
       }
-      if (mode === 'normal' && !field.presence) out[field.name] = field.repeated ? [] : defaultOf(field);
-      continue;
     }
+    seen |= bit;
     path.push(field.name);
     if (field.repeated) {
       if (!Array.isArray(value)) path.fail('invalid_field', `expected an array, got ${typeName(value)}`);
@@ -283,6 +294,16 @@ function messageFromJson(
       }
     }
     path.pop();
+  }
+  if (seen !== plan.allFields) {
+    for (const field of plan.fields) {
+      if ((seen & (1 << field.index)) !== 0) continue;
+      if (field.kind === 'id' && field.idRequired) {
+        path.push(field.name);
+        path.fail('invalid_field', `expected ${field.idBytes * 2} hex characters`);
+      }
+      if (mode === 'normal' && !field.presence) out[field.name] = field.repeated ? [] : defaultOf(field);
+    }
   }
   return out;
 }

@@ -39,6 +39,10 @@ export interface FieldPlan {
   readonly enumValues: Readonly<Record<string, number>> | undefined;
   /** For messages: the nested plan (filled after all plans exist, so recursion works). */
   message: MessagePlan | undefined;
+  /** Position in the message's field list (a bit in the "seen" mask of a conversion). */
+  readonly index: number;
+  /** The other members of this field's oneof, if any. */
+  oneofSiblings: readonly FieldPlan[] | undefined;
 }
 
 /** A message: its fields in descriptor order and its oneofs. */
@@ -49,6 +53,10 @@ export interface MessagePlan {
   readonly oneofs: ReadonlyMap<string, readonly FieldPlan[]>;
   /** The same groups as an array, for the hot loops (empty for most messages). */
   readonly oneofGroups: readonly (readonly FieldPlan[])[];
+  /** Field by JSON name, lowerCamelCase and snake_case. */
+  readonly byKey: ReadonlyMap<string, FieldPlan>;
+  /** The "seen" mask with every field's bit set. */
+  readonly allFields: number;
 }
 
 /** Id fields: OTLP/JSON writes these bytes fields as hex, not base64. */
@@ -129,6 +137,8 @@ function compile(root: Root): Map<string, MessagePlan> {
         idRequired: id?.required ?? false,
         enumValues: resolved instanceof Enum ? resolved.values : undefined,
         message: undefined,
+        index: fields.length,
+        oneofSiblings: undefined,
       };
       fields.push(plan);
       if (oneof !== undefined) {
@@ -138,11 +148,23 @@ function compile(root: Root): Map<string, MessagePlan> {
       }
       if (kind === 'message') pending.push({ field: plan, type: resolved as Type });
     }
+    // Conversions keep the fields they saw in a 31-bit mask; OTLP messages have at most 16.
+    if (fields.length > 31) throw new Error(`OTLP descriptor: ${name} has more than 31 fields`);
+    for (const members of oneofs.values()) {
+      for (const m of members) m.oneofSiblings = members.filter((x) => x !== m);
+    }
+    const byKey = new Map<string, FieldPlan>();
+    for (const f of fields) {
+      byKey.set(f.name, f);
+      byKey.set(f.snake, f);
+    }
     plans.set(name, {
       name: name.slice(name.lastIndexOf('.') + 1),
       fields,
       oneofs,
       oneofGroups: [...oneofs.values()],
+      byKey,
+      allFields: fields.length === 31 ? 0x7fffffff : (1 << fields.length) - 1,
     });
   };
   for (const message of Object.values(OTLP_MESSAGES)) visit(root.lookupType(message));
