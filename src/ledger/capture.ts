@@ -184,7 +184,7 @@ export function captureSnapshot(input: CaptureInput): SnapshotRecord {
 export type ApprovalSide = { value: unknown; digest?: never } | { digest: string; value?: never };
 
 /** What an approval is built from. */
-export interface ApprovalInput {
+export interface ApprovalRecordInput {
   sessionId: string;
   decision: string;
   from: ApprovalSide;
@@ -204,7 +204,7 @@ export interface ApprovalInput {
  * Builds an approval record; raw values are digested (with the decision's scheme) and dropped.
  * Throws {@link InputError} (source `approval`) or {@link DigestKeyRequiredError}.
  */
-export function buildApproval(input: ApprovalInput): ApprovalRecord {
+export function buildApproval(input: ApprovalRecordInput): ApprovalRecord {
   const problems: InputProblem[] = [];
   const inherited = input.inherit?.decisions[input.decision]?.digest;
   const side = (s: ApprovalSide, flag: string): string =>

@@ -4,7 +4,7 @@
  * no zod, commander or OpenTelemetry.
  */
 export { ChainSchemeError, RecordTooLargeError } from './append.js';
-export type { ApprovalInput, ApprovalSide, CaptureInput } from './capture.js';
+export type { ApprovalRecordInput, ApprovalSide, CaptureInput } from './capture.js';
 export { buildApproval, captureSnapshot, checkOpaqueId, DigestKeyRequiredError } from './capture.js';
 export type { ChainKey } from './chain.js';
 export { chainSchemeOf, createChainKey, hashScheme, recordHash } from './chain.js';
