@@ -213,6 +213,32 @@ describe('OTLP codec', () => {
     });
   });
 
+  describe('64-bit integers', () => {
+    it('round-trip at the edges of int64 and uint64 through protobuf and JSON', () => {
+      const req = request(1) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+      const span = req.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+      span.endTimeUnixNano = '18446744073709551615';
+      span.attributes = [
+        { key: 'min', value: { intValue: '-9223372036854775808' } },
+        { key: 'max', value: { intValue: 9223372036854775807n.toString() } },
+        { key: 'neg', value: { intValue: -5 } },
+        { key: 'zero', value: { intValue: '0' } },
+      ];
+      const decoded = decodeTraceRequest(JSON.stringify(req), 'json');
+      const again = decodeTraceRequest(encodeTraceRequest(decoded, 'protobuf'), 'protobuf');
+      expect(again).toEqual(decoded);
+      const s = again.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+      expect(s.endTimeUnixNano).toBe('18446744073709551615');
+      expect(s.attributes.map((a) => a.value!.intValue)).toEqual([
+        '-9223372036854775808',
+        '9223372036854775807',
+        '-5',
+        '0',
+      ]);
+      expect(decodeTraceRequest(encodeTraceRequest(decoded, 'json'), 'json')).toEqual(decoded);
+    });
+  });
+
   describe('errors name the field path', () => {
     it('reports a bad trace id at its full path', () => {
       const req = request(5, 2) as { resourceSpans: { scopeSpans: { spans: { traceId: string }[] }[] }[] };
