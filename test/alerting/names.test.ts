@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { ALL_REASONS, CONTINUITY_STATES } from '../../src/classify/states.js';
 import { ACTIVITY_STATES } from '../../src/decision/model.js';
 import { WELL_KNOWN_DECISIONS } from '../../src/decision/names.js';
@@ -29,7 +31,15 @@ import {
   SPANMETRICS_LABELS,
   SPANMETRICS_STATUS,
 } from './collector-names.js';
-import { dashboardQueries, loadAlertRules, loadDashboard, scanPromql, variableQueries } from './promql.js';
+import {
+  configPath,
+  dashboardQueries,
+  loadAlertRules,
+  loadDashboard,
+  PROMETHEUS_CONFIG_FILE,
+  scanPromql,
+  variableQueries,
+} from './promql.js';
 
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
 const withHistogramSeries = (names: readonly string[]) =>
@@ -167,4 +177,34 @@ describe('names in the alert rules and the dashboard', () => {
     expect(scanPromql(human!.expr).labels).toContain(METRIC_ATTR_SESSION_ID);
     expect(scanPromql(human!.expr).labels).toContain(METRIC_ATTR_REASON);
   });
+});
+
+describe('the collector configurations feed the dashboard the names it queries', () => {
+  type Otelcol = {
+    exporters?: Record<string, { endpoint?: string } | null>;
+    connectors?: Record<string, { namespace?: string; histogram?: { unit?: string } } | null>;
+  };
+  const promConfig = parse(readFileSync(PROMETHEUS_CONFIG_FILE, 'utf8')) as {
+    scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+  };
+  const collectorTarget = promConfig.scrape_configs.find((j) => j.job_name === 'otel-collector')!
+    .static_configs[0]!.targets[0]!;
+
+  for (const file of ['otelcol-gateway.yaml', 'otelcol-sidecar.yaml']) {
+    it(`${file}: spanmetrics with the dashboard's namespace and unit, exported where prometheus.yml scrapes`, () => {
+      const doc = parse(readFileSync(configPath(file), 'utf8')) as Otelcol;
+      const spanmetrics = doc.connectors?.spanmetrics ?? {};
+      // Connector defaults: namespace traces.span.metrics, histogram unit ms.
+      const namespace = (spanmetrics.namespace ?? 'traces.span.metrics').replaceAll('.', '_');
+      const unit = spanmetrics.histogram?.unit ?? 'ms';
+      expect(`${namespace}_calls_total`).toBe(SPANMETRICS_CALLS);
+      expect(`${namespace}_duration_${unit === 'ms' ? 'milliseconds' : 'seconds'}`).toBe(
+        SPANMETRICS_DURATION,
+      );
+      const endpoint = doc.exporters?.prometheus?.endpoint ?? '';
+      expect(endpoint.split(':').at(-1), `${file} exporters.prometheus.endpoint`).toBe(
+        collectorTarget.split(':').at(-1),
+      );
+    });
+  }
 });
