@@ -433,6 +433,10 @@ export class Correlator {
       return;
     }
     if (s.reobservable) push(s.reobservable.approvals);
+    const grace = this.options.reorderGraceMs;
+    if (grace === 0) return; // nothing waits for a late pre
+    // Held only for the grace: drop what a pre arriving now could no longer claim.
+    while (s.early.length > 0 && s.early[0]!.atMs < nowMs - grace) s.early.shift();
     s.early.push({ approval, atMs: nowMs });
     if (s.early.length > max) s.early.shift();
   }

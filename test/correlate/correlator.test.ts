@@ -226,6 +226,13 @@ describe('Correlator', () => {
       );
     });
 
+    it('does not hold approvals for a late pre when the grace is 0', () => {
+      const c = new Correlator({ reorderGraceMs: 0 });
+      c.observe(approvalEvent('s', approval(A, B)), NOW);
+      c.observe(preEvent(snap('s', PRE_AT)), NOW);
+      expect(c.observe(postEvent(snap('s', POST_AT, B)), NOW)[0]?.classification.state).toBe('conflicting');
+    });
+
     it('ignores malformed approvals and bounds approvals per boundary', () => {
       const c = new Correlator({ maxApprovalsPerBoundary: 2 });
       c.observe(preEvent(snap('s', PRE_AT)), NOW);
