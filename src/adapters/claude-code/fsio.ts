@@ -1,21 +1,14 @@
 /**
  * Small file helpers for the adapter's own state (session caches, markers, the spool). Lean on
- * purpose: the write gate imports this, so it loads nothing but `node:fs`.
+ * purpose: the write gate imports this, so it loads nothing but `node:fs` (without its facade).
  *
  * Every file written here is 0600 and every directory 0700: they sit beside the ledger and may
  * name sessions and boundaries (never values).
  */
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
 import { dirname } from 'node:path';
+import { fs } from './builtins.js';
+
+const { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } = fs;
 
 /** Creates `dir` (and its parents) with mode 0700 when missing. */
 export function ensureDir(dir: string): void {

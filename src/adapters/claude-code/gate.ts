@@ -16,17 +16,16 @@ import { join, resolve } from 'node:path';
 import type { AdapterConfig } from './config.js';
 import { PROJECT_STATE_DIR } from './config.js';
 import { inspectBashCommand, inspectTargetPath, type ProtectedPaths } from './guard.js';
-import {
-  APPROVE_REFUSED,
-  EVIDENCE_REFUSED,
-  gateReason,
-  TASK_RECORD_ASK,
-  UNINSPECTABLE_ASK,
-} from './messages.js';
 import { stateRoot } from './paths.js';
 import type { HookPayload } from './payload.js';
 import { policyVerdict } from './policy.js';
-import { boundaryView, type GateState, isHealthy, readGateState } from './session-state.js';
+import {
+  boundaryView,
+  type GateBoundary,
+  type GateState,
+  isHealthy,
+  readGateState,
+} from './session-state.js';
 
 /** Why the gate decided as it did (stable codes, for tests and logs). */
 export type GateCode =
@@ -65,39 +64,37 @@ function gated(tools: readonly string[], toolName: string | undefined): boolean 
   return tools.includes('*') || tools.includes(toolName);
 }
 
+/** A decision before its reason is worded (the words are loaded only when needed). */
+type Verdict = { verdict: 'ask' | 'deny'; code: GateCode };
+
 /** Checks that are independent of the continuity state. `undefined` when none applies. */
 function guardDecision(
   payload: HookPayload,
   config: AdapterConfig,
   env: NodeJS.ProcessEnv,
-): GateDecision | 'continuity_command' | undefined {
+): Verdict | 'continuity_command' | undefined {
   const paths = protectedPaths(config, env);
   if (payload.toolName === 'Bash') {
     if (payload.command === undefined) {
-      return payload.truncated
-        ? { verdict: 'ask', code: 'uninspectable_ask', reason: UNINSPECTABLE_ASK }
-        : undefined;
+      return payload.truncated ? { verdict: 'ask', code: 'uninspectable_ask' } : undefined;
     }
     const kind = inspectBashCommand(payload.command, paths);
     // Approvals come from a human: refused whatever the configuration says.
-    if (kind === 'approve') return { verdict: 'deny', code: 'approve_refused', reason: APPROVE_REFUSED };
+    if (kind === 'approve') return { verdict: 'deny', code: 'approve_refused' };
     if (kind === 'continuity_readonly') return 'continuity_command';
     if (!config.gate.protectContinuityFiles) return undefined;
-    if (kind === 'touches_evidence')
-      return { verdict: 'deny', code: 'evidence_refused', reason: EVIDENCE_REFUSED };
-    if (kind === 'touches_task_record')
-      return { verdict: 'ask', code: 'task_record_ask', reason: TASK_RECORD_ASK };
+    if (kind === 'touches_evidence') return { verdict: 'deny', code: 'evidence_refused' };
+    if (kind === 'touches_task_record') return { verdict: 'ask', code: 'task_record_ask' };
     return undefined;
   }
   if (payload.filePath !== undefined && config.gate.protectContinuityFiles) {
     const where = inspectTargetPath(payload.filePath, config.projectDir, paths);
-    if (where === 'touches_evidence')
-      return { verdict: 'deny', code: 'evidence_refused', reason: EVIDENCE_REFUSED };
+    if (where === 'touches_evidence') return { verdict: 'deny', code: 'evidence_refused' };
     if (
       where === 'touches_task_record' ||
       resolve(config.projectDir, payload.filePath) === config.taskRecordPath
     ) {
-      return { verdict: 'ask', code: 'task_record_ask', reason: TASK_RECORD_ASK };
+      return { verdict: 'ask', code: 'task_record_ask' };
     }
   }
   return undefined;
@@ -118,7 +115,7 @@ export async function decideGate(
   if (!gated(config.gate.tools, payload.toolName)) return { verdict: 'allow', code: 'not_gated' };
   const guard = guardDecision(payload, config, env);
   if (guard === 'continuity_command') return { verdict: 'allow', code: 'continuity_command' };
-  if (guard) return guard;
+  if (guard) return worded(guard, payload.sessionId);
 
   let state = readGateState(payload.sessionId, env);
   if (!state?.boundary || !isHealthy(state.boundary.state)) {
@@ -138,7 +135,20 @@ export async function decideGate(
   if (!b) return { verdict: 'allow', code: 'no_compaction' };
   const verdict = policyVerdict(config.gate.policy, b.state, b.reason);
   if (verdict === 'allow') return { verdict: 'allow', code: 'state_allows' };
-  return { verdict, code: 'state_blocks', reason: gateReason(boundaryView(payload.sessionId, b), verdict) };
+  return worded({ verdict, code: 'state_blocks' }, payload.sessionId, b);
+}
+
+/** Words a decision; the messages module is loaded only here, off the fast path. */
+async function worded(v: Verdict, sessionId: string, b?: GateBoundary): Promise<GateDecision> {
+  const m = await import('./messages.js');
+  const reasons: Partial<Record<GateCode, string>> = {
+    approve_refused: m.APPROVE_REFUSED,
+    evidence_refused: m.EVIDENCE_REFUSED,
+    task_record_ask: m.TASK_RECORD_ASK,
+    uninspectable_ask: m.UNINSPECTABLE_ASK,
+  };
+  const reason = b ? m.gateReason(boundaryView(sessionId, b), v.verdict) : (reasons[v.code] ?? v.code);
+  return { verdict: v.verdict, code: v.code, reason };
 }
 
 /** The hook output for a decision: the documented `PreToolUse` JSON, or nothing for `allow`. */

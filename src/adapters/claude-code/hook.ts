@@ -19,18 +19,34 @@
  * | Stop | activity `idle` |
  * | anything else, malformed input | exit 0, one line on stderr |
  */
+import { fs } from './builtins.js';
 import type { AdapterConfig } from './config.js';
 import { loadConfig, resolveProjectDir } from './config.js';
 import { decideGate, gateOutput } from './gate.js';
-import { type HookPayload, parsePayload, readAll } from './payload.js';
+import { type HookPayload, parsePayload, readStdin } from './payload.js';
 import { readActivity } from './session-state.js';
 
-/** Where the hook reads and writes. Defaults: the process's streams and environment. */
+/** Where the hook reads and writes. Default: file descriptors 0, 1, 2 and the process environment. */
 export interface HookIo {
-  stdin: NodeJS.ReadableStream;
+  /** Reads all of stdin (at most `limit` bytes kept). */
+  readInput: () => Promise<{ buffer: Buffer; truncated: boolean }>;
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
   env: NodeJS.ProcessEnv;
+}
+
+// The default streams write straight to the file descriptors: creating process.stdout and
+// process.stderr costs milliseconds the gate's fast path does not have, and a hook's output is
+// small and must be complete before the process exits.
+const fdWriter = (fd: number) => ({
+  write: (s: string) => {
+    if (s.length > 0) fs.writeSync(fd, s);
+  },
+});
+
+/** The process's own stdin, stdout, stderr and environment. */
+export function processIo(): HookIo {
+  return { readInput: () => readStdin(), stdout: fdWriter(1), stderr: fdWriter(2), env: process.env };
 }
 
 /** Environment variable: the most milliseconds a recording hook may take. Default 8000. */
@@ -79,13 +95,11 @@ async function record(
 }
 
 /** Runs one hook invocation. Returns the exit code: always 0. */
-export async function runClaudeCodeHook(
-  io: HookIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env },
-): Promise<number> {
+export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<number> {
   const lines: string[] = [];
   const warn = (l: string) => lines.push(oneLine(l));
   try {
-    const { buffer, truncated } = await readAll(io.stdin);
+    const { buffer, truncated } = await io.readInput();
     const parsed = parsePayload(buffer, truncated);
     if (!parsed.ok) {
       warn(`hook claude-code: ${parsed.problem}; nothing recorded`);

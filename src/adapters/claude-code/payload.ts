@@ -11,6 +11,7 @@
  * Of the tool input the gate looks at the Bash `command` and the target file path, and only to
  * decide; neither is stored.
  */
+import { fs } from './builtins.js';
 import { isRecord } from './fsio.js';
 
 /** Largest stdin the hook parses (bytes). Larger input is drained and read from its head only. */
@@ -65,6 +66,39 @@ export async function readAll(
     }
     chunks.push(buf);
     size += buf.length;
+  }
+  return { buffer: Buffer.concat(chunks), truncated };
+}
+
+/**
+ * Reads all of fd 0 with blocking reads, keeping at most `limit` bytes and draining the rest.
+ * Cheaper than `process.stdin` (no stream to set up). Falls back to the stream when stdin is
+ * non-blocking (EAGAIN) or not readable this way.
+ */
+export async function readStdin(limit = MAX_PAYLOAD_BYTES): Promise<{ buffer: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  const chunk = Buffer.allocUnsafe(1 << 16);
+  try {
+    for (;;) {
+      const n = fs.readSync(0, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      if (size + n > limit) {
+        truncated = true;
+        if (size < limit) chunks.push(Buffer.from(chunk.subarray(0, limit - size)));
+        size = limit;
+        continue;
+      }
+      chunks.push(Buffer.from(chunk.subarray(0, n)));
+      size += n;
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EOF') return { buffer: Buffer.concat(chunks), truncated };
+    if (size === 0 && (code === 'EAGAIN' || code === 'EISDIR' || code === 'EINVAL'))
+      return readAll(process.stdin, limit);
+    throw e;
   }
   return { buffer: Buffer.concat(chunks), truncated };
 }
