@@ -12,7 +12,7 @@ import { compareCriticality } from '../../decision/names.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
 import { loadDigestKey } from '../../digest/key-file.js';
 import { activityAttributes, evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
-import { SPAN_ACTIVITY, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
+import { EVIDENCE_MISSING_REASONS, SPAN_ACTIVITY, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
 import type { AdapterConfig } from './config.js';
 import { type EvidenceStore, openEvidence } from './evidence.js';
 import { exportSpans } from './export.js';
@@ -35,7 +35,7 @@ export const ADAPTER_EVIDENCE_REASONS = {
   /** PostCompact or SessionStart(compact) arrived with no PreCompact before it. */
   preHookMissing: 'pre_hook_missing',
   /** The snapshot was taken but the ledger refused or failed the append. */
-  ledgerWriteFailed: 'ledger_write_failed',
+  ledgerWriteFailed: EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
 } as const;
 
 /** How long after PostCompact a SessionStart or InstructionsLoaded `compact` still belongs to it. */
