@@ -45,14 +45,6 @@ export function chainSchemeOf(key: ChainKey | undefined): string {
   return key ? `hmac-sha256:${key.keyId}` : 'sha256';
 }
 
-/** The scheme of a stored hash (`sha256` or `hmac-sha256:<keyId>`), or undefined when malformed. */
-export function hashScheme(hash: unknown): string | undefined {
-  if (typeof hash !== 'string') return undefined;
-  if (/^sha256:[0-9a-f]{64}$/.test(hash)) return 'sha256';
-  const m = /^(hmac-sha256:[0-9a-f]{16}):[0-9a-f]{64}$/.exec(hash);
-  return m ? m[1] : undefined;
-}
-
 /** Canonical JSON (RFC 8785) of a record. */
 export function canonicalJson(value: unknown): string {
   return canonicalize(value) as string;

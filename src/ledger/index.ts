@@ -7,7 +7,7 @@ export { ChainSchemeError, RecordTooLargeError } from './append.js';
 export type { ApprovalRecordInput, ApprovalSide, CaptureInput } from './capture.js';
 export { buildApproval, captureSnapshot, checkOpaqueId, DigestKeyRequiredError } from './capture.js';
 export type { ChainKey } from './chain.js';
-export { chainSchemeOf, createChainKey, hashScheme, recordHash } from './chain.js';
+export { chainSchemeOf, createChainKey, recordHash } from './chain.js';
 export type { ChainKeyOptions } from './chain-key.js';
 export { ChainKeyError, loadChainKey } from './chain-key.js';
 export type {
@@ -20,6 +20,7 @@ export type {
 export { RecordShapeError } from './evidence.js';
 export type { LeakKind, LeakProblem } from './guard.js';
 export { checkString, guardRecord } from './guard.js';
+export { hashScheme } from './hash-scheme.js';
 export type { LatestOptions, ReadPath } from './latest.js';
 export { readAllLatestBoundaries, readLatestActivity, readLatestBoundary } from './latest.js';
 export type { LedgerOptions } from './ledger.js';

@@ -11,7 +11,7 @@
  * Imports only node built-ins and local lean modules.
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
-import { hashScheme } from './chain.js';
+import { hashScheme } from './hash-scheme.js';
 import { FILE_MODE } from './types.js';
 
 /** The last whole record, which the next record chains to. */

@@ -15,8 +15,9 @@
  * With a chain key kept outside the agent's reach, neither is possible without the key.
  */
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
-import { type ChainKey, canonicalJson, chainSchemeOf, hashScheme, recordHash } from './chain.js';
+import { type ChainKey, canonicalJson, chainSchemeOf, recordHash } from './chain.js';
 import { guardRecord } from './guard.js';
+import { hashScheme } from './hash-scheme.js';
 import { sidecarPaths } from './paths.js';
 import { StoredRecordSchema } from './records.js';
 import { forEachLine, type LedgerLine } from './scan.js';

@@ -1,0 +1,236 @@
+// @ts-check
+// The ledger's cost, as ratios against baselines measured in the same run (machines here are
+// shared and noisy, so absolute figures are printed only beside their baseline):
+//
+// 1. Append throughput with fsync: `ledger.append()` (lock file, tail read, schema + leak guard,
+//    canonical JSON + SHA-256 chain, one write, fsync, index update) against a bare loop of
+//    `appendFileSync` + `fsyncSync` writing lines of the same size to an open file.
+// 2. `continuity status --session S` with 100 000 records in the ledger against 1 000 (target:
+//    within 1.5×), as a real child process; and the same read in process (index path, and a forced
+//    full scan to show what the index saves). The session's records sit near the start of the
+//    file, the worst place for a tail scan.
+// 3. Loading the lean reader (`dist/ledger/latest.js`, what the write gate imports) against
+//    `node -e 0`.
+//
+// Run: npm run bench (builds first), or node bench/run.js ledger after `npm run build`.
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ledger, readLatestBoundary } from '../dist/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const cli = join(root, 'bin', 'continuity.js');
+const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
+const ROUNDS = 5;
+
+/** @param {number[]} xs */
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const fmt = (/** @type {number} */ x, d = 2) => x.toFixed(d);
+const digest = (/** @type {number} */ i) => `sha256:${(i >>> 0).toString(16).padStart(64, '0')}`;
+const at = (/** @type {number} */ s) => new Date(Date.UTC(2026, 10, 30, 12, 0, 0) + s * 1000).toISOString();
+
+/**
+ * A pre or post snapshot of three decisions, the common record.
+ * @param {string} sessionId @param {string} boundaryId @param {'pre' | 'post'} phase @param {number} i
+ * @returns {import('../dist/index.js').NewRecord}
+ */
+function snapshot(sessionId, boundaryId, phase, i) {
+  return {
+    type: 'snapshot',
+    phase,
+    sessionId,
+    boundaryId,
+    capturedAt: at(i),
+    normalizerVersion: 1,
+    decisions: {
+      scope: { digest: digest(i), revision: 1, observedAt: at(i) },
+      target: { digest: digest(i + 1), revision: 1, observedAt: at(i) },
+      acceptance_test: { digest: digest(i + 2), revision: 1, observedAt: at(i) },
+    },
+  };
+}
+
+// ── 1. append throughput ─────────────────────────────────────────────────────────────────────
+async function appendThroughput() {
+  const N = 300;
+  const sample = `${JSON.stringify({ ...snapshot('session-0001', 'b-1', 'pre', 1), seq: 1, prev: null, hash: digest(0) })}\n`;
+  /** @type {number[]} */ const ratios = [];
+  /** @type {number[]} */ const bare = [];
+  /** @type {number[]} */ const led = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const plain = join(dir, `bare-${r}.jsonl`);
+    const fd = openSync(plain, 'a', 0o600);
+    let t = process.hrtime.bigint();
+    for (let i = 0; i < N; i++) {
+      appendFileSync(fd, sample);
+      fsyncSync(fd);
+    }
+    const bareNs = Number(process.hrtime.bigint() - t) / N;
+    closeSync(fd);
+
+    const ledger = Ledger.open(join(dir, `append-${r}.jsonl`));
+    t = process.hrtime.bigint();
+    for (let i = 0; i < N; i++) await ledger.append(snapshot('session-0001', `b-${i}`, 'pre', i));
+    const ledgerNs = Number(process.hrtime.bigint() - t) / N;
+    await ledger.close();
+    bare.push(bareNs);
+    led.push(ledgerNs);
+    ratios.push(ledgerNs / bareNs);
+  }
+  const bareMs = median(bare) / 1e6;
+  const ledMs = median(led) / 1e6;
+  console.log(
+    `append with fsync: ledger.append ${fmt(ledMs)} ms (${fmt(1000 / ledMs, 0)}/s) vs appendFileSync+fsyncSync ${fmt(bareMs)} ms (${fmt(1000 / bareMs, 0)}/s): ratio ${fmt(median(ratios))}×  (record ${sample.length} bytes, ${N} appends × ${ROUNDS} rounds)`,
+  );
+}
+
+// ── 2. status --session, 1 000 vs 100 000 records ────────────────────────────────────────────
+/**
+ * Builds a ledger of `total` records: the measured session's boundary (pre, boundary report,
+ * approval, post) among the first records, then other sessions' snapshots and activity.
+ * @param {number} total
+ */
+async function buildLedger(total) {
+  const path = join(dir, `status-${total}.jsonl`);
+  const ledger = Ledger.open(path);
+  /** @type {import('../dist/index.js').NewRecord[]} */
+  let batch = [
+    snapshot('measured-session', 'b-measured', 'pre', 1),
+    {
+      type: 'boundary',
+      sessionId: 'measured-session',
+      boundaryId: 'b-measured',
+      trigger: 'auto',
+      compactedAt: at(2),
+    },
+    {
+      type: 'approval',
+      sessionId: 'measured-session',
+      decision: 'target',
+      fromDigest: digest(2),
+      toDigest: digest(99),
+      approvalRef: 'PR-1',
+      approvedBy: 'alice',
+      approvedAt: at(3),
+    },
+    {
+      ...snapshot('measured-session', 'b-measured', 'post', 1),
+      capturedAt: at(4),
+      decisions: {
+        scope: { digest: digest(1), revision: 1, observedAt: at(4) },
+        target: { digest: digest(99), revision: 2, observedAt: at(4) },
+        acceptance_test: { digest: digest(3), revision: 1, observedAt: at(4) },
+      },
+    },
+  ];
+  for (let i = batch.length; i < total; i++) {
+    const s = `session-${i % 500}`;
+    batch.push(
+      i % 3 === 0
+        ? { type: 'activity', sessionId: s, state: 'working', at: at(i % 3600) }
+        : snapshot(s, `b-${Math.floor(i / 1000)}`, i % 3 === 1 ? 'pre' : 'post', i),
+    );
+    if (batch.length === 2000) {
+      await ledger.appendBatch(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await ledger.appendBatch(batch);
+  await ledger.close();
+  return path;
+}
+
+/** @param {string[]} args */
+function timeChild(args) {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    env: { ...process.env, CONTINUITY_LEDGER: '' },
+  });
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return { ms: Number(process.hrtime.bigint() - t) / 1e6, stdout: r.stdout };
+}
+
+/** @param {() => unknown} fn @param {number} n */
+function timeInProcess(fn, n) {
+  fn();
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) fn();
+  return Number(process.hrtime.bigint() - t) / n / 1e6;
+}
+
+async function statusScaling() {
+  let t = Date.now();
+  const small = await buildLedger(1_000);
+  const large = await buildLedger(100_000);
+  console.log(
+    `built ledgers of 1 000 and 100 000 records (${fmt(statSync(large).size / 1e6, 1)} MB) in ${fmt((Date.now() - t) / 1000, 1)} s`,
+  );
+  for (const p of [small, large]) {
+    const out = JSON.parse(
+      timeChild([cli, 'status', '--session', 'measured-session', '--json', '--ledger', p]).stdout,
+    );
+    if (out.sessions[0]?.state !== 'approved_change')
+      throw new Error(`unexpected state ${JSON.stringify(out)}`);
+  }
+  /** @type {number[]} */ const smallMs = [];
+  /** @type {number[]} */ const largeMs = [];
+  /** @type {number[]} */ const ratios = [];
+  for (let r = 0; r < 9; r++) {
+    const a = timeChild([cli, 'status', '--session', 'measured-session', '--ledger', small]).ms;
+    const b = timeChild([cli, 'status', '--session', 'measured-session', '--ledger', large]).ms;
+    smallMs.push(a);
+    largeMs.push(b);
+    ratios.push(b / a);
+  }
+  console.log(
+    `status --session (child process): 100 000 records ${fmt(median(largeMs), 0)} ms vs 1 000 records ${fmt(median(smallMs), 0)} ms: ratio ${fmt(median(ratios))}× (target ≤ 1.5×)`,
+  );
+  t = Date.now();
+  const idxSmall = timeInProcess(() => readLatestBoundary(small, 'measured-session'), 500);
+  const idxLarge = timeInProcess(() => readLatestBoundary(large, 'measured-session'), 500);
+  const scanSmall = timeInProcess(
+    () => readLatestBoundary(small, 'measured-session', { forceScan: true }),
+    20,
+  );
+  const scanLarge = timeInProcess(
+    () => readLatestBoundary(large, 'measured-session', { forceScan: true }),
+    3,
+  );
+  console.log(
+    `readLatestBoundary in process, index: 100 000 records ${fmt(idxLarge, 3)} ms vs 1 000 ${fmt(idxSmall, 3)} ms: ratio ${fmt(idxLarge / idxSmall)}×`,
+  );
+  console.log(
+    `readLatestBoundary in process, full scan (no index): 100 000 records ${fmt(scanLarge, 1)} ms vs 1 000 ${fmt(scanSmall, 2)} ms: ratio ${fmt(scanLarge / scanSmall, 0)}×; the index is ${fmt(scanLarge / idxLarge, 0)}× faster at 100 000`,
+  );
+}
+
+// ── 3. loading the lean reader ───────────────────────────────────────────────────────────────
+function leanImport() {
+  const latest = join(root, 'dist', 'ledger', 'latest.js');
+  const full = join(root, 'dist', 'ledger', 'ledger.js');
+  const load = (/** @type {string} */ p) => `import(${JSON.stringify(p)})`;
+  /** @type {number[]} */ const bare = [];
+  /** @type {number[]} */ const lean = [];
+  /** @type {number[]} */ const heavy = [];
+  for (let r = 0; r < 15; r++) {
+    bare.push(timeChild(['-e', '0']).ms);
+    lean.push(timeChild(['-e', load(latest)]).ms);
+    heavy.push(timeChild(['-e', load(full)]).ms);
+  }
+  const b = median(bare);
+  console.log(
+    `start-up: node -e 0 ${fmt(b, 0)} ms; import dist/ledger/latest.js ${fmt(median(lean), 0)} ms (${fmt(median(lean) / b)}×); import dist/ledger/ledger.js (with zod) ${fmt(median(heavy), 0)} ms (${fmt(median(heavy) / b)}×)`,
+  );
+}
+
+try {
+  await appendThroughput();
+  await statusScaling();
+  leanImport();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
