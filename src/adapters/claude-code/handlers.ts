@@ -69,7 +69,7 @@ export function taskRecordLabel(config: AdapterConfig): string {
 
 function outlineNames(config: AdapterConfig): string[] {
   const o = readTaskOutline(config.taskRecordPath, taskRecordLabel(config));
-  return o.ok ? o.outline.names : [];
+  return o.ok ? [...o.outline.names].sort(compareCriticality) : [];
 }
 
 async function withEvidence<T>(

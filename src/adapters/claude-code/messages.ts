@@ -48,16 +48,17 @@ export function approveCommand(sessionId: string, change: NonNullable<BoundaryVi
 /** The context added to the model after compaction (SessionStart / InstructionsLoaded). */
 export function compactionContext(sessionId: string, names: readonly string[]): string {
   return [
-    `[continuity] This session was just compacted. Before your next consequential action (Edit, Write,`,
-    `MultiEdit, NotebookEdit, or a Bash command that changes anything), restate the task decisions`,
-    `${quoteNames(names)} as you understand them now, from your own context, not by reading the task`,
-    `record in .continuity/. Run exactly this, with each value as JSON:`,
+    '[continuity] This session was just compacted. Before your next consequential action (Edit,',
+    'Write, MultiEdit, NotebookEdit, or a Bash command that changes anything), restate these task',
+    `decisions as you understand them now: ${quoteNames(names)}.`,
+    'Restate them from your own context, not by reading the task record in .continuity/.',
+    'Run exactly this, with each value as JSON:',
     '',
     observeCommand(sessionId, names),
     '',
-    `If you no longer know a decision, leave it out and ask the human; do not guess. Until the`,
-    `restatement matches the record (or a human approves a change) the continuity gate blocks`,
-    `consequential tools. The command prints whether you may continue and what to do otherwise.`,
+    'If you no longer know a decision, leave it out and ask the human; do not guess. Until the',
+    'restatement matches the record (or a human approves a change) the continuity gate blocks',
+    'consequential tools. The command prints whether you may continue and what to do otherwise.',
   ].join('\n');
 }
 
