@@ -30,6 +30,7 @@ import {
   parseEntries,
   readCovered,
 } from './session-index.js';
+import { MAX_RECORD_BYTES } from './types.js';
 
 type Rec = Record<string, unknown>;
 /** A candidate's handle: a parsed record, or where to read it. */
@@ -103,6 +104,7 @@ class StaleIndex extends Error {}
 function loadEntry(fd: number, sessionId: string, c: Candidate<Handle>): Rec {
   if ('rec' in c.item) return c.item.rec;
   const { entry } = c.item;
+  if (entry.length > MAX_RECORD_BYTES + 1) throw new StaleIndex();
   const buf = Buffer.allocUnsafe(entry.length);
   const n = readSync(fd, buf, 0, entry.length, entry.offset);
   if (n !== entry.length || buf[n - 1] !== 0x0a) throw new StaleIndex();
