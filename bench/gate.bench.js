@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROUNDS = 7;
-const PER_ROUND = 6;
+const ROUNDS = 9;
+const PER_ROUND = 8;
 const BIN = fileURLToPath(new URL('../bin/continuity.js', import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), 'gate-bench-'));

@@ -7,19 +7,18 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/adapters/claude-code/config.js';
+import { DEFAULT_GATE_POLICY, loadConfig, policyVerdict } from '../../src/adapters/claude-code/config.js';
 import { MAX_SPOOL_FILES, spoolRequest } from '../../src/adapters/claude-code/export.js';
 import {
   inspectBashCommand,
   inspectTargetPath,
   isContinuityReadonly,
-} from '../../src/adapters/claude-code/guard.js';
+} from '../../src/adapters/claude-code/gate.js';
+import { parsePayload } from '../../src/adapters/claude-code/hook.js';
 import { hookRegistrations, mergeHookSettings } from '../../src/adapters/claude-code/init.js';
 import { compactionContext, gateReason, nextAction } from '../../src/adapters/claude-code/messages.js';
-import { fileKey } from '../../src/adapters/claude-code/paths.js';
-import { parsePayload } from '../../src/adapters/claude-code/payload.js';
-import { DEFAULT_GATE_POLICY, policyVerdict } from '../../src/adapters/claude-code/policy.js';
 import { digestRestatement } from '../../src/adapters/claude-code/restatement.js';
+import { fileKey } from '../../src/adapters/claude-code/state.js';
 import { digestTaskRecord, taskRecordTemplate } from '../../src/adapters/claude-code/task-record.js';
 import { InputError } from '../../src/decision/problems.js';
 import { createDigestKey, digestValue } from '../../src/digest/digest.js';

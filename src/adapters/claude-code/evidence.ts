@@ -15,7 +15,7 @@ import { Ledger } from '../../ledger/ledger.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
 import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../ledger/receipt.js';
 import type { NewRecord } from '../../ledger/records.js';
-import type { GateBoundary } from './session-state.js';
+import type { GateBoundary } from './state.js';
 
 export type { BoundaryEvidence } from '../../ledger/evidence.js';
 export { classifyEvidence } from '../../ledger/receipt.js';

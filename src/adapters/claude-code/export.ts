@@ -12,9 +12,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import type { ExportConfig } from './config.js';
-import { ensureDir, readTextFile, writeFileAtomic } from './fsio.js';
-import { spoolDir } from './paths.js';
 import { buildTraceRequest, type HookSpan } from './spans.js';
+import { ensureDir, readTextFile, spoolDir, writeFileAtomic } from './state.js';
 
 /** Most requests kept in the spool. */
 export const MAX_SPOOL_FILES = 1000;

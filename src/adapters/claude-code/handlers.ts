@@ -16,18 +16,18 @@ import { EVIDENCE_MISSING_REASONS, SPAN_ACTIVITY, SPAN_COMPACTION_PRE } from '..
 import type { AdapterConfig } from './config.js';
 import { type EvidenceStore, openEvidence } from './evidence.js';
 import { exportSpans } from './export.js';
-import { createMarker } from './fsio.js';
+import type { HookPayload } from './hook.js';
 import { compactionContext } from './messages.js';
-import { markerFile } from './paths.js';
-import type { HookPayload } from './payload.js';
+import { boundarySpanIds, type HookSpan, nowNs, RUNTIME, randomSpanIds } from './spans.js';
 import {
+  createMarker,
   type GateBoundary,
+  markerFile,
   readGateState,
   writeActivity,
   writeGateState,
   writeProjectSession,
-} from './session-state.js';
-import { boundarySpanIds, type HookSpan, nowNs, RUNTIME, randomSpanIds } from './spans.js';
+} from './state.js';
 import { digestTaskRecord, readTaskOutline } from './task-record.js';
 
 /** Evidence-missing reason codes the adapter writes besides the task record's. */

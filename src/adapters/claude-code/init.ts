@@ -9,9 +9,8 @@
 import { accessSync, chmodSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
-import { DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from './config.js';
-import { ensureDir, isRecord, writeFileAtomic } from './fsio.js';
-import { DEFAULT_GATED_TOOLS } from './policy.js';
+import { DEFAULT_GATED_TOOLS, DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from './config.js';
+import { ensureDir, isRecord, writeFileAtomic } from './state.js';
 import { taskRecordTemplate } from './task-record.js';
 
 /** The command each hook runs, unless `--command` gives another launcher. */

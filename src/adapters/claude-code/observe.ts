@@ -15,15 +15,14 @@ import { InputError } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
 import { snapshotAttributes } from '../../otel/attributes.js';
 import { SPAN_COMPACTION_POST } from '../../otel/semconv.js';
-import { loadConfig, resolveProjectDir } from './config.js';
+import { loadConfig, policyVerdict, resolveProjectDir } from './config.js';
 import { classifyEvidence, gateBoundaryOf, openEvidence } from './evidence.js';
 import { exportSpans } from './export.js';
 import { systemNow, taskRecordLabel } from './handlers.js';
 import { nextAction } from './messages.js';
-import { policyVerdict } from './policy.js';
 import { digestRestatement } from './restatement.js';
-import { boundaryView, readProjectSession, writeGateState } from './session-state.js';
 import { boundarySpanIds, nowNs, RUNTIME, randomSpanIds } from './spans.js';
+import { boundaryView, readProjectSession, writeGateState } from './state.js';
 import { readTaskOutline } from './task-record.js';
 
 /** Options of `continuity observe`. */

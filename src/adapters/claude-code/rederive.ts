@@ -8,7 +8,7 @@ import type { AdapterConfig } from './config.js';
 import { classifyEvidence, gateBoundaryOf, openEvidence } from './evidence.js';
 import type { Rederive } from './gate.js';
 import { systemNow, taskRecordLabel } from './handlers.js';
-import { type GateState, writeGateState } from './session-state.js';
+import { type GateState, writeGateState } from './state.js';
 import { readTaskOutline } from './task-record.js';
 
 /** A {@link Rederive} reading the ledger configured in `env`. */

@@ -12,7 +12,7 @@ import { formatPath, InputError, type InputProblem } from '../../decision/proble
 import { parseRfc3339Utc } from '../../decision/time.js';
 import { type DigestKey, digestValue } from '../../digest/digest.js';
 import { normalize } from '../../digest/normalize.js';
-import { isRecord } from './fsio.js';
+import { isRecord } from './state.js';
 
 /** The source recorded on restated decisions unless the input names one. */
 export const RESTATEMENT_SOURCE = 'agent-restatement';

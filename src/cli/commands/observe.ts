@@ -3,7 +3,7 @@
  * continuity state and the next action. See docs/claude-code.md.
  */
 import type { Command } from 'commander';
-import { isRecord } from '../../adapters/claude-code/fsio.js';
+import { isRecord } from '../../adapters/claude-code/state.js';
 import { InputError } from '../../decision/problems.js';
 import { readJsonInput } from '../io.js';
 

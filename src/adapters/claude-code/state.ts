@@ -1,0 +1,313 @@
+/**
+ * The adapter's own files, outside any repository working tree: where they live and what they
+ * hold. Lean on purpose: the write gate reads its cache through this module on every tool call,
+ * so it loads nothing but `node:fs` (without its ES module facade) and `node:path`.
+ *
+ * Layout under the state root (`CONTINUITY_STATE_DIR`, else `$XDG_STATE_HOME/agent-continuity`,
+ * else `~/.local/state/agent-continuity`, the ledger's default directory too):
+ *
+ * ```
+ * claude-code/sessions/<key(session id)>/gate.json      latest boundary state (derived cache)
+ * claude-code/sessions/<key(session id)>/activity        latest activity state
+ * claude-code/sessions/<key(session id)>/<key>.*         once-per-boundary markers
+ * claude-code/projects/<key(project dir)>.json           the project's current session id
+ * claude-code/spool/*.json                               OTLP requests not yet delivered
+ * ```
+ *
+ * Every file is 0600 and every directory 0700: they sit beside the ledger and name sessions and
+ * boundaries (never values). The gate cache is derived: the ledger stays the evidence, and the
+ * cache is rebuilt from it whenever it is missing or says a write must wait.
+ *
+ * File names are hashes, so a hostile session id or directory name can never become a path. The
+ * hash is a 128-bit FNV-1a, not SHA-256: `node:crypto` would cost the gate a third of a bare
+ * `node -e 0`. Nothing trusts the hash: the gate cache records its session id and is ignored
+ * (re-derived from the ledger) when it does not match.
+ *
+ * One module rather than four (built-ins, file helpers, paths, cache contents): every ES module
+ * the gate loads costs it resolution and compilation time, measured by bench/gate.bench.js.
+ */
+import type * as FsModule from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
+import type { BoundaryView } from './messages.js';
+
+// ── Built-ins ─────────────────────────────────────────────────────────────────────────────────
+// Importing `node:fs` from an ES module builds a facade that reads every export, and the
+// `promises` and stream getters then load about twenty internal modules the gate never uses.
+// `process.getBuiltinModule` (Node >= 20.16) returns the plain module; older Node falls back.
+/** `node:fs`, without its ES module facade. */
+export const fs: typeof FsModule = process.getBuiltinModule?.('node:fs') ?? (await import('node:fs'));
+
+// ── File helpers ──────────────────────────────────────────────────────────────────────────────
+const { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } = fs;
+
+/** Creates `dir` (and its parents) with mode 0700 when missing. */
+export function ensureDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Writes `data` (UTF-8 text or bytes) to `path` atomically: a 0600 temporary file in the same directory, fsync, rename.
+ * A reader sees the old content or the new one, never a torn file.
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  ensureDir(dirname(path));
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    if (typeof data === 'string') writeSync(fd, data, null, 'utf8');
+    else writeSync(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // The temporary file is already gone; the rename error is what matters.
+    }
+    throw e;
+  }
+}
+
+/** Reads and parses a JSON file; `undefined` when it does not exist or is not valid JSON. */
+export function readJsonFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads a small text file; `undefined` when it does not exist. */
+export function readTextFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Creates `path` exclusively (O_EXCL, 0600). Returns true for the one caller that created it,
+ * false when it already existed: a race-free "do this once" marker between parallel hooks.
+ */
+export function createMarker(path: string): boolean {
+  ensureDir(dirname(path));
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+}
+
+/** True when `value` is a plain object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// ── Paths ─────────────────────────────────────────────────────────────────────────────────────
+/** Environment variable overriding the state root. */
+export const STATE_DIR_ENV = 'CONTINUITY_STATE_DIR';
+
+/** The state root shared with the ledger's default location. */
+export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = env[STATE_DIR_ENV];
+  if (explicit) return resolve(explicit);
+  const xdg = env.XDG_STATE_HOME;
+  const home = env.HOME ?? process.getBuiltinModule?.('node:os').homedir() ?? '.';
+  const base = xdg ? resolve(xdg) : join(home, '.local', 'state');
+  return join(base, 'agent-continuity');
+}
+
+/** The adapter's directory under the state root. */
+export function adapterDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateRoot(env), 'claude-code');
+}
+
+// FNV-1a 32-bit offset bases of four independent lanes (the first is the standard one).
+const LANES = [0x811c9dc5, 0x01000193 ^ 0x5bd1e995, 0x27d4eb2f, 0x165667b1];
+
+/** 128-bit FNV-1a (four 32-bit lanes) of the UTF-16 code units of `text`, as 32 hex digits. */
+export function fileKey(text: string): string {
+  let out = '';
+  for (const [lane, basis] of LANES.entries()) {
+    let h = basis >>> 0;
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i) + lane;
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    out += h.toString(16).padStart(8, '0');
+  }
+  return out;
+}
+
+const key = fileKey;
+
+/** The directory of one session's derived state. */
+export function sessionDir(sessionId: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(adapterDir(env), 'sessions', key(sessionId));
+}
+
+/** The gate cache of one session: its latest boundary state. */
+export function gateFile(sessionId: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(sessionDir(sessionId, env), 'gate.json');
+}
+
+/** The latest activity state of one session. */
+export function activityFile(sessionId: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(sessionDir(sessionId, env), 'activity');
+}
+
+/** A once-per-boundary marker, e.g. `recorded` (boundary record written) or `injected`. */
+export function markerFile(
+  sessionId: string,
+  boundaryId: string,
+  what: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  return join(sessionDir(sessionId, env), `${key(boundaryId)}.${what}`);
+}
+
+/** The file naming the current session of a project directory (what `continuity observe` defaults to). */
+export function projectFile(projectDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(adapterDir(env), 'projects', `${key(resolve(projectDir))}.json`);
+}
+
+/** The spool of OTLP requests that could not be delivered yet. */
+export function spoolDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(adapterDir(env), 'spool');
+}
+
+// ── Cache contents ────────────────────────────────────────────────────────────────────────────
+/** The latest boundary of a session as the gate sees it. */
+export interface GateBoundary {
+  id: string;
+  state: ContinuityState;
+  reason: string;
+  primaryDecision: string | null;
+  decisionNames: string[];
+  /** When the compaction finished (PostCompact), if reported. */
+  compactedAt?: string;
+  /** Why the pre snapshot is missing, if it is. */
+  evidenceMissing?: string;
+  change?: { decision: string; fromDigest: string; toDigest: string };
+  approvalRefs?: string[];
+  /** True once a post snapshot (a restatement) exists for the boundary. */
+  observed?: boolean;
+}
+
+/** The gate cache of one session. `boundary: null` means no compaction happened in the session. */
+export interface GateState {
+  v: 1;
+  sessionId: string;
+  boundary: GateBoundary | null;
+  updatedAt: string;
+}
+
+/** True for the states in which the gate has no objection. */
+export function isHealthy(state: ContinuityState): boolean {
+  return state === 'preserved' || state === 'approved_change';
+}
+
+function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === 'string');
+}
+
+/** Reads a session's gate cache; `undefined` when missing, unreadable or for another session. */
+export function readGateState(
+  sessionId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): GateState | undefined {
+  const raw = readJsonFile(gateFile(sessionId, env));
+  if (!isRecord(raw) || raw.v !== 1 || raw.sessionId !== sessionId) return undefined;
+  if (raw.boundary === null) return raw as unknown as GateState;
+  const b = raw.boundary;
+  if (
+    !isRecord(b) ||
+    typeof b.id !== 'string' ||
+    !(CONTINUITY_STATES as readonly unknown[]).includes(b.state) ||
+    typeof b.reason !== 'string' ||
+    !(b.primaryDecision === null || typeof b.primaryDecision === 'string') ||
+    !isStringArray(b.decisionNames)
+  ) {
+    return undefined;
+  }
+  return raw as unknown as GateState;
+}
+
+/** Writes a session's gate cache (atomic, 0600). */
+export function writeGateState(
+  sessionId: string,
+  boundary: GateBoundary | null,
+  now: string,
+  env: NodeJS.ProcessEnv = process.env,
+): GateState {
+  const state: GateState = { v: 1, sessionId, boundary, updatedAt: now };
+  writeFileAtomic(gateFile(sessionId, env), `${JSON.stringify(state)}\n`);
+  return state;
+}
+
+/** The view the messages need, from a cached boundary. */
+export function boundaryView(sessionId: string, b: GateBoundary): BoundaryView {
+  const view: BoundaryView = {
+    sessionId,
+    state: b.state,
+    reason: b.reason,
+    primaryDecision: b.primaryDecision,
+    decisionNames: b.decisionNames,
+  };
+  if (b.evidenceMissing) view.evidenceMissing = b.evidenceMissing;
+  if (b.change) view.change = b.change;
+  if (b.approvalRefs) view.approvalRefs = b.approvalRefs;
+  return view;
+}
+
+/** Reads a session's latest recorded activity state. */
+export function readActivity(sessionId: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return readTextFile(activityFile(sessionId, env))?.trim();
+}
+
+/** Records a session's latest activity state. */
+export function writeActivity(sessionId: string, state: string, env: NodeJS.ProcessEnv = process.env): void {
+  writeFileAtomic(activityFile(sessionId, env), `${state}\n`);
+}
+
+/** The current session of a project directory, as written by the hooks. */
+export interface ProjectSession {
+  v: 1;
+  sessionId: string;
+  updatedAt: string;
+}
+
+/** Records `sessionId` as the current session of `projectDir` (what `continuity observe` defaults to). */
+export function writeProjectSession(
+  projectDir: string,
+  sessionId: string,
+  now: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const doc: ProjectSession = { v: 1, sessionId, updatedAt: now };
+  writeFileAtomic(projectFile(projectDir, env), `${JSON.stringify(doc)}\n`);
+}
+
+/** Reads the current session of `projectDir`, if a hook recorded one. */
+export function readProjectSession(
+  projectDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ProjectSession | undefined {
+  const raw = readJsonFile(projectFile(projectDir, env));
+  if (!isRecord(raw) || raw.v !== 1 || typeof raw.sessionId !== 'string') return undefined;
+  return raw as unknown as ProjectSession;
+}
