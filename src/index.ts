@@ -2,6 +2,33 @@
  * agent-continuity: the public surface, in data-flow order. Explicit exports only.
  */
 
+// → runtime adapter: Claude Code (hooks, the write gate, the agent's restatement, init)
+export type {
+  AdapterConfig,
+  ExportConfig,
+  GateConfig,
+  GatePolicy,
+  GateVerdict,
+} from './adapters/claude-code/config.js';
+export {
+  DEFAULT_GATE_POLICY,
+  DEFAULT_GATED_TOOLS,
+  loadConfig as loadClaudeCodeConfig,
+  policyVerdict,
+} from './adapters/claude-code/config.js';
+export type { GateDecision } from './adapters/claude-code/gate.js';
+export { decideGate, gateOutput } from './adapters/claude-code/gate.js';
+export type { HookIo, HookPayload } from './adapters/claude-code/hook.js';
+export { runClaudeCodeHook } from './adapters/claude-code/hook.js';
+export type { HookRegistration, InitOptions } from './adapters/claude-code/init.js';
+export {
+  hookRegistrations,
+  mergeHookSettings,
+  runInit as initClaudeCode,
+} from './adapters/claude-code/init.js';
+export type { ObserveOptions, ObserveResult } from './adapters/claude-code/observe.js';
+export { renderObserve, runObserve } from './adapters/claude-code/observe.js';
+export { digestTaskRecord, taskRecordTemplate } from './adapters/claude-code/task-record.js';
 // → classification
 export type { Classification, ClassifyInput, DecisionResult } from './classify/classify.js';
 export { classify, eventOnlyRule, findApprovalChain } from './classify/classify.js';
