@@ -26,7 +26,10 @@ export {
   mergeHookSettings,
   runInit as initClaudeCode,
 } from './adapters/claude-code/init.js';
-export type { ObserveOptions, ObserveResult } from './adapters/claude-code/observe.js';
+export type {
+  ObserveOptions as ClaudeCodeObserveOptions,
+  ObserveResult as ClaudeCodeObserveResult,
+} from './adapters/claude-code/observe.js';
 export { renderObserve, runObserve } from './adapters/claude-code/observe.js';
 export { digestTaskRecord, taskRecordTemplate } from './adapters/claude-code/task-record.js';
 // → classification
