@@ -72,7 +72,7 @@ export function prepareLocked(target: WriteTarget): {
   const r = readTail(target.fd, target.path, target.quarantinePath);
   let indexReady = false;
   try {
-    new SessionIndexWriter(target.indexDir).prepare(target.fd, r.tail.size);
+    new SessionIndexWriter(target.indexDir).prepare(target.fd, r.tail);
     indexReady = true;
   } catch {
     // Unwritable index: appends still work; readers scan.

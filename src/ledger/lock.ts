@@ -11,7 +11,6 @@
  *
  * Imports only node built-ins.
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, type Stats, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -131,6 +130,8 @@ function breakStale(path: string, seen: { raw: string; st: Stats }, staleMs: num
   }
 }
 
+let tokenCounter = 0;
+
 /** A held lock. Release it exactly once, in a `finally`. */
 export class LedgerLock {
   /** The lock file. */
@@ -149,7 +150,8 @@ export class LedgerLock {
       pid: process.pid,
       host: hostname(),
       at: Date.now(),
-      token: randomBytes(8).toString('hex'),
+      // Unique per attempt; not a secret, so no crypto is needed.
+      token: `${(tokenCounter++).toString(36)}.${Math.random().toString(36).slice(2)}`,
     });
     let fd: number;
     try {

@@ -223,13 +223,29 @@ export class SessionIndexWriter {
   }
 
   /**
-   * Makes the index describe the ledger's first `size` bytes: catches up records appended after
+   * Makes the index describe the ledger up to `tail` (read under the same lock): catches up records appended after
    * `covered`, or rebuilds everything when `covered` cannot be trusted. Returns what it did.
    */
-  prepare(fd: number, size: number): 'current' | 'caught_up' | 'rebuilt' {
-    mkdirSync(this.indexDir, { recursive: true, mode: DIR_MODE });
+  prepare(
+    fd: number,
+    tail: { size: number; seq: number; hash: string | null },
+  ): 'current' | 'caught_up' | 'rebuilt' {
+    const size = tail.size;
     const ino = inodeOf(fd);
     const c = readCovered(this.indexDir);
+    // The common case, without reading the ledger again: `covered` is the tail just read.
+    if (
+      c &&
+      c.boot === bootId() &&
+      c.ino === ino &&
+      c.end === size &&
+      c.seq === tail.seq &&
+      tail.hash !== null &&
+      c.hashPrefix === hashPrefixOf(tail.hash)
+    ) {
+      return 'current';
+    }
+    mkdirSync(this.indexDir, { recursive: true, mode: DIR_MODE });
     if (coveredMatches(c, fd, ino, size)) {
       if (c.end === size) return 'current';
       this._indexRange(fd, c.end, size, ino, c);

@@ -81,7 +81,15 @@ function lastRecord(
   ledgerPath: string,
 ): { seq: number; hash: string; scheme: string } {
   const start = lastNewlineBefore(fd, nl) + 1;
-  const text = readRange(fd, start, nl).toString('utf8');
+  return parseLast(readRange(fd, start, nl).toString('utf8'), start, ledgerPath);
+}
+
+/** Parses the text of the last whole record (found at byte `start`) into its seq and hash. */
+function parseLast(
+  text: string,
+  start: number,
+  ledgerPath: string,
+): { seq: number; hash: string; scheme: string } {
   let rec: { seq?: unknown; hash?: unknown };
   try {
     rec = JSON.parse(text) as typeof rec;
@@ -107,8 +115,15 @@ export function readTail(
 ): { tail: Tail; quarantined?: Quarantined } {
   const size = fstatSync(fd).size;
   if (size === 0) return { tail: { size: 0, seq: 0, hash: null, scheme: undefined } };
-  const last = readRange(fd, size - 1, size)[0];
-  if (last === NL) {
+  // The common case in one read: the last chunk holds the whole last record.
+  const start = Math.max(0, size - CHUNK);
+  const chunk = readRange(fd, start, size);
+  if (chunk[chunk.length - 1] === NL) {
+    const prev = chunk.lastIndexOf(NL, chunk.length - 2);
+    if (prev !== -1 || start === 0) {
+      const r = parseLast(chunk.toString('utf8', prev + 1, chunk.length - 1), start + prev + 1, ledgerPath);
+      return { tail: { size, seq: r.seq, hash: r.hash, scheme: r.scheme } };
+    }
     const r = lastRecord(fd, size - 1, ledgerPath);
     return { tail: { size, seq: r.seq, hash: r.hash, scheme: r.scheme } };
   }
