@@ -66,12 +66,21 @@ export function recordHash(record: Record<string, unknown>, key: ChainKey | unde
 
 /**
  * Seals a record: adds `hash` and returns the line to write (canonical JSON of the whole record
- * and a newline) together with the hash.
+ * and a newline) together with the hash. Each top-level value is canonicalized once: the hashed
+ * text and the line differ only by the `hash` member, which RFC 8785 places by key order.
  */
 export function sealRecord(
   body: Record<string, unknown>,
   key: ChainKey | undefined,
 ): { line: string; hash: string } {
-  const hash = hashCanonical(canonicalJson(body), key);
-  return { line: `${canonicalJson({ ...body, hash })}\n`, hash };
+  // Default sort compares UTF-16 code units, the order RFC 8785 prescribes for keys.
+  const keys = Object.keys(body)
+    .filter((k) => body[k] !== undefined)
+    .sort();
+  const members = keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(body[k])}`);
+  const hash = hashCanonical(`{${members.join(',')}}`, key);
+  let at = keys.findIndex((k) => k > 'hash');
+  if (at === -1) at = keys.length;
+  members.splice(at, 0, `"hash":${JSON.stringify(hash)}`);
+  return { line: `{${members.join(',')}}\n`, hash };
 }
