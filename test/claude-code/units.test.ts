@@ -409,6 +409,15 @@ describe('messages', () => {
       },
       'ask',
     );
+    const started = {
+      sessionId: 's',
+      state: 'unverified',
+      reason: 'post_observation_missing',
+      primaryDecision: null,
+      decisionNames: ['scope'],
+    } as const;
+    expect(nextAction({ ...started, compacted: false })).toContain('if the compaction was cancelled');
+    expect(nextAction({ ...started, compacted: true })).toContain('This session was compacted');
     expect(ask).toMatch(/^The continuity gate asks a human first/);
     expect(ask).toContain('(task_record_missing)');
   });

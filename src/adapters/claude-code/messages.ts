@@ -22,6 +22,8 @@ export interface BoundaryView {
   change?: { decision: string; fromDigest: string; toDigest: string };
   /** For `approved_change`: the approval references of the primary decision. */
   approvalRefs?: readonly string[];
+  /** False while only PreCompact has been seen (the compaction may still be running, or was cancelled). */
+  compacted?: boolean;
 }
 
 function quoteNames(names: readonly string[]): string {
@@ -106,7 +108,9 @@ function unverifiedAction(view: BoundaryView, d: string, restate: string): strin
   switch (view.reason) {
     case 'post_observation_missing':
       return [
-        `This session was compacted and its task decisions (${quoteNames(view.decisionNames)}) have not been restated since.`,
+        view.compacted === false
+          ? `A compaction of this session began (its task decisions were snapshotted) and they have not been restated since; if the compaction was cancelled, restating confirms nothing was lost.`
+          : `This session was compacted and its task decisions (${quoteNames(view.decisionNames)}) have not been restated since.`,
         `Restate them from your own understanding (not from .continuity/), then retry:`,
         '',
         restate,

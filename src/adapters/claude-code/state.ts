@@ -271,6 +271,7 @@ export function boundaryView(sessionId: string, b: GateBoundary): BoundaryView {
   if (b.evidenceMissing) view.evidenceMissing = b.evidenceMissing;
   if (b.change) view.change = b.change;
   if (b.approvalRefs) view.approvalRefs = b.approvalRefs;
+  view.compacted = b.compactedAt !== undefined;
   return view;
 }
 
