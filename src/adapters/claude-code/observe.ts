@@ -13,15 +13,15 @@ import { dirname, resolve } from 'node:path';
 import { NORMALIZER_VERSION, OPAQUE_ID_PATTERN, type Snapshot } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
-import { snapshotAttributes } from '../../otel/attributes.js';
-import { SPAN_COMPACTION_POST } from '../../otel/semconv.js';
+import { approvalAttributes, snapshotAttributes } from '../../otel/attributes.js';
+import { SPAN_COMPACTION_POST, SPAN_DECISION_APPROVAL } from '../../otel/semconv.js';
 import { loadConfig, policyVerdict, resolveProjectDir } from './config.js';
-import { classifyEvidence, gateBoundaryOf, openEvidence } from './evidence.js';
+import { type BoundaryEvidence, classifyEvidence, gateBoundaryOf, openEvidence } from './evidence.js';
 import { exportSpans } from './export.js';
 import { systemNow, taskRecordLabel } from './handlers.js';
 import { nextAction } from './messages.js';
 import { digestRestatement } from './restatement.js';
-import { boundarySpanIds, nowNs, RUNTIME, randomSpanIds } from './spans.js';
+import { boundarySpanIds, type HookSpan, nowNs, RUNTIME, randomSpanIds } from './spans.js';
 import { boundaryView, readProjectSession, writeGateState } from './state.js';
 import { readTaskOutline } from './task-record.js';
 
@@ -55,6 +55,30 @@ export interface ObserveResult {
   writes: 'allowed' | 'ask' | 'blocked';
   /** The next action in words. */
   next: string;
+}
+
+/**
+ * `agent.decision.approval` spans for the approvals recorded since the boundary's pre snapshot,
+ * sent before the post span so a span processor (e.g. `continuity serve`) sees the same approvals
+ * the ledger holds. Ids are derived from the approval's ledger seq: re-sending one (each
+ * restatement sends them again) repeats the same span, which a backend can de-duplicate.
+ */
+function approvalSpans(ev: BoundaryEvidence, traceId: string): HookSpan[] {
+  const preSeq = ev.seqs.pre ?? 0;
+  const out: HookSpan[] = [];
+  ev.approvals.forEach((a, i) => {
+    const seq = ev.seqs.approvals[i] ?? 0;
+    if (seq <= preSeq) return;
+    const at = BigInt(Date.parse(a.approvedAt)) * 1_000_000n;
+    out.push({
+      name: SPAN_DECISION_APPROVAL,
+      ids: { traceId, spanId: boundarySpanIds(ev.sessionId, ev.boundaryId, 'pre', `approval-${seq}`).spanId },
+      startNs: at,
+      endNs: at,
+      attributes: approvalAttributes(ev.sessionId, a),
+    });
+  });
+  return out;
 }
 
 /** Finds the current session recorded for `dir` or the nearest parent that has one. */
@@ -134,6 +158,7 @@ export async function runObserve(options: ObserveOptions): Promise<ObserveResult
     const pre = boundarySpanIds(sessionId, before.boundaryId, 'pre');
     await exportSpans(
       [
+        ...approvalSpans(ev, pre.traceId),
         {
           name: SPAN_COMPACTION_POST,
           // Same trace as the pre span (derived from the boundary), a fresh span per restatement.

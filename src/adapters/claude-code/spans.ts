@@ -47,9 +47,15 @@ function hex(label: string, bytes: number): string {
  * ids, so the pre span (PreCompact) and the post span (`continuity observe`, another process)
  * share a trace and the post span can link to the pre span without any state passed between them.
  */
-export function boundarySpanIds(sessionId: string, boundaryId: string, phase: 'pre' | 'post'): SpanIds {
+export function boundarySpanIds(
+  sessionId: string,
+  boundaryId: string,
+  phase: 'pre' | 'post',
+  /** Another span of the same boundary (e.g. `approval-<seq>`): same trace, its own span id. */
+  part?: string,
+): SpanIds {
   const base = `agent-continuity/claude-code/${sessionId}/${boundaryId}`;
-  return { traceId: hex(`${base}/trace`, 16), spanId: hex(`${base}/${phase}`, 8) };
+  return { traceId: hex(`${base}/trace`, 16), spanId: hex(`${base}/${part ?? phase}`, 8) };
 }
 
 /** Fresh random ids for a span that belongs to no boundary (activity). */
