@@ -4,11 +4,15 @@
  */
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../decision/problems.js';
+import { registerApprove } from './commands/approve.js';
 import { registerClassify } from './commands/classify.js';
 import { registerHook } from './commands/hook.js';
 import { registerInit } from './commands/init.js';
+import { registerLedger } from './commands/ledger.js';
 import { registerObserve } from './commands/observe.js';
 import { registerServe } from './commands/serve.js';
+import { registerSnapshot } from './commands/snapshot.js';
+import { registerStatus } from './commands/status.js';
 import { EXIT } from './exit-codes.js';
 
 /** An error the CLI reports with its own exit code and message. */
@@ -28,11 +32,16 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
+  // Data-flow order in --help: classify, record, inspect, serve, runtime hooks.
   registerClassify(program);
+  registerSnapshot(program);
+  registerApprove(program);
+  registerStatus(program);
+  registerLedger(program);
+  registerServe(program);
   registerHook(program);
   registerObserve(program);
   registerInit(program);
-  registerServe(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
