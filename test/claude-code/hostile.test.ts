@@ -94,6 +94,7 @@ describe('malformed input', () => {
     const world = makeWorld(receiver.endpoint);
     try {
       writeTaskRecord(world, DECISIONS);
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal shell payload, not a template
       const evil = 'x$(touch${IFS}pwned)';
       const r = await hook(world, evil, 'PreCompact', { trigger: 'auto' });
       expect(r.status).toBe(0);
