@@ -13,7 +13,7 @@ import type { BoundaryEvidence } from '../../ledger/evidence.js';
 import { readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
-import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../ledger/receipt.js';
+import { classificationRecord, receiptIsCurrent } from '../../ledger/receipt.js';
 import type { NewRecord } from '../../ledger/records.js';
 import type { GateBoundary } from './state.js';
 
