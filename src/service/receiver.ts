@@ -42,6 +42,11 @@ export interface ReceiverTarget {
   /** A refusal to give before reading the body (shutting down, queue already full), or undefined. */
   admit(): Refusal | undefined;
   /**
+   * The fast path for a protobuf body: resolves true when the request held only ordinary spans
+   * and was queued as is (see `prefilter.ts`), false when it needs decoding. Throws {@link Refusal}.
+   */
+  ingestPlain(body: Buffer): Promise<boolean>;
+  /**
    * Processes a decoded request. Resolves with the partial success to report (or undefined), once
    * the request's compaction events are durable and its spans are queued. Throws {@link Refusal}.
    */
@@ -96,6 +101,11 @@ export async function handleTraces(
     const limits = { maxBytes: target.maxRequestBytes, timeoutMs: target.requestTimeoutMs };
     const raw = await readRawBody(req, limits);
     const body = gzip ? await gunzipBody(raw, target.maxRequestBytes) : raw;
+    if (encoding === 'protobuf' && (await target.ingestPlain(body))) {
+      target.answered(200);
+      sendSuccess(res, encoding);
+      return;
+    }
     let request: OtlpTraceRequest;
     try {
       request = decodeTraceRequest(body, encoding);

@@ -30,6 +30,7 @@ import { checkResourceSpans, enrichPostSpans, inspectRequest, rejectionMessage }
 import { Forwarder } from './forwarder.js';
 import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
+import { scanTraceRequest } from './prefilter.js';
 import { type QueueItem, SpanQueue } from './queue.js';
 import { handleTraces, hashToken, type ReceiverTarget, Refusal } from './receiver.js';
 import { sendError, sendText } from './responses.js';
@@ -217,6 +218,7 @@ export class ContinuityService {
       requestTimeoutMs: config.server.requestTimeout,
       tokenHash,
       admit: () => service._admit(0),
+      ingestPlain: (body) => service._ingestPlain(body),
       ingest: (request, encoding, body) => service._ingest(request, encoding, body),
       answered: (status) => metrics.request(status),
     };
@@ -358,6 +360,27 @@ export class ContinuityService {
         : new Refusal(429, 'the forward queue is full; retry later', RETRY_AFTER_BUSY_S);
     }
     return undefined;
+  }
+
+  /** The fast path: a protobuf request of ordinary spans only is queued byte for byte. */
+  private async _ingestPlain(body: Buffer): Promise<boolean> {
+    // A JSON downstream needs the decoded request anyway.
+    if (this._downstreamEncoding !== 'protobuf') return false;
+    const scan = scanTraceRequest(body, this._config.limits);
+    if (scan.path !== 'plain') return false;
+    if (scan.spans === 0) return true;
+    const refusal = this._admit(scan.spans);
+    if (refusal || !this._queue.reserve(scan.spans)) {
+      throw refusal ?? new Refusal(429, 'the forward queue is full; retry later', RETRY_AFTER_BUSY_S);
+    }
+    try {
+      this._metrics.received(scan.spans);
+      this._queue.push({ spans: scan.spans, protobuf: body });
+      this._forwarder.pump();
+    } finally {
+      this._queue.release(scan.spans);
+    }
+    return true;
   }
 
   private async _ingest(
