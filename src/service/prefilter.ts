@@ -87,9 +87,6 @@ const MESSAGES: Readonly<Record<string, Readonly<Record<number, Field>>>> = {
   KeyValueList: { 1: msg('KeyValue') },
 };
 
-/** Ids that must be present (non-empty) in a message. */
-const REQUIRED_IDS: Readonly<Record<string, readonly number[]>> = { Span: [1, 2], Link: [1, 2] };
-
 const WIRE: Readonly<Record<Field['k'], number>> = {
   msg: 2,
   string: 2,
@@ -102,11 +99,85 @@ const WIRE: Readonly<Record<Field['k'], number>> = {
   i32: 5,
 };
 
+// The table above compiled into arrays of one object shape, so the walk's property reads stay
+// monomorphic (the walk runs for every span of every request).
+const K_MSG = 0;
+const K_STRING = 1;
+const K_NAME = 2;
+const K_VALUE = 3;
+const K_BYTES = 4;
+const K_ID = 5;
+const K_VARINT = 6;
+const K_I64 = 7;
+const K_I32 = 8;
+const KINDS: Readonly<Record<Field['k'], number>> = {
+  msg: K_MSG,
+  string: K_STRING,
+  name: K_NAME,
+  value: K_VALUE,
+  bytes: K_BYTES,
+  id: K_ID,
+  varint: K_VARINT,
+  i64: K_I64,
+  i32: K_I32,
+};
+
+interface Compiled {
+  kind: number;
+  wire: number;
+  /** Message index for K_MSG, else -1. */
+  msg: number;
+  /** Id byte length for K_ID. */
+  n: number;
+  /** Empty id allowed. */
+  optional: boolean;
+  /** Largest single-byte value for a bounded enum, else -1. */
+  max: number;
+}
+
+const TYPE_NAMES = Object.keys(MESSAGES);
+const TABLES: Array<Array<Compiled | undefined>> = TYPE_NAMES.map((t) => {
+  const out: Array<Compiled | undefined> = [];
+  for (const [no, f] of Object.entries(MESSAGES[t]!)) {
+    out[Number(no)] = {
+      kind: KINDS[f.k],
+      wire: WIRE[f.k],
+      msg: f.k === 'msg' ? TYPE_NAMES.indexOf(f.m) : -1,
+      n: f.k === 'id' ? f.n : 0,
+      optional: f.k === 'id' ? f.optional === true : false,
+      max: f.k === 'varint' && f.max !== undefined ? f.max : -1,
+    };
+  }
+  return out;
+});
+const T_REQUEST = TYPE_NAMES.indexOf('Request');
+const T_SPAN = TYPE_NAMES.indexOf('Span');
+const T_LINK = TYPE_NAMES.indexOf('Link');
+const T_ANY = TYPE_NAMES.indexOf('AnyValue');
+/** Span and Link need a trace id (field 1) and a span id (field 2). */
+const REQUIRED_IDS = 2;
+/** The span's attributes field. */
+const SPAN_ATTRIBUTES = 9;
+
 /** Messages nested deeper than this are left to the codec (its own depth limit applies there). */
 const MAX_DEPTH = 24;
 /** `agent.`: every compaction span name starts with it, so other names are never decoded. */
-const AGENT_PREFIX = Buffer.from('agent.');
+const AGENT_PREFIX = [0x61, 0x67, 0x65, 0x6e, 0x74, 0x2e] as const;
 const FULL: ScanResult = { path: 'full' };
+
+/** UTF-8 check: a JS loop for the common short ASCII string, the native check otherwise. */
+function utf8(buf: Buffer, start: number, stop: number): boolean {
+  for (let i = start; i < stop; i++) {
+    if (buf[i]! & 0x80) return isUtf8(buf.subarray(i, stop));
+  }
+  return true;
+}
+
+function agentPrefixed(buf: Buffer, start: number, stop: number): boolean {
+  if (stop - start < AGENT_PREFIX.length) return false;
+  for (let i = 0; i < AGENT_PREFIX.length; i++) if (buf[start + i] !== AGENT_PREFIX[i]) return false;
+  return true;
+}
 
 /** Thrown inside the walk to leave it at once; never escapes {@link scanTraceRequest}. */
 class NeedsFull {}
@@ -120,28 +191,31 @@ class Walk {
     private readonly _limits: SpanLimits,
   ) {}
 
-  message(type: string, end: number, depth: number): void {
+  message(type: number, end: number, depth: number): void {
     if (depth > MAX_DEPTH) throw NEEDS_FULL;
-    const fields = MESSAGES[type]!;
+    const fields = TABLES[type]!;
     const r = this._r;
+    const isAny = type === T_ANY;
+    const isSpan = type === T_SPAN;
+    const needsIds = isSpan || type === T_LINK;
     let attributes = 0;
     let members = 0;
-    const required = REQUIRED_IDS[type];
     let ids = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      const field = fields[tag >>> 3];
-      if (field === undefined || (tag & 7) !== WIRE[field.k]) throw NEEDS_FULL;
+      const no = tag >>> 3;
+      const field = fields[no];
+      if (field === undefined || (tag & 7) !== field.wire) throw NEEDS_FULL;
       // AnyValue is a oneof: a second member is the codec's to judge.
-      if (type === 'AnyValue' && ++members > 1) throw NEEDS_FULL;
-      switch (field.k) {
-        case 'varint':
+      if (isAny && ++members > 1) throw NEEDS_FULL;
+      switch (field.kind) {
+        case K_VARINT:
           this._varint(end, field.max);
           break;
-        case 'i64':
+        case K_I64:
           r.skip(8);
           break;
-        case 'i32':
+        case K_I32:
           r.skip(4);
           break;
         default: {
@@ -149,24 +223,24 @@ class Walk {
           const start = r.pos;
           const stop = start + len;
           if (stop > end) throw NEEDS_FULL;
-          this._bytes(type, tag >>> 3, field, start, stop, depth);
-          if (field.k === 'id' && required?.includes(tag >>> 3) && len > 0) ids++;
-          if (type === 'Span' && tag >>> 3 === 9 && ++attributes > this._limits.maxAttributesPerSpan)
+          this._bytes(field, start, stop, depth);
+          if (needsIds && field.kind === K_ID && (no === 1 || no === 2) && len > 0) ids++;
+          if (isSpan && no === SPAN_ATTRIBUTES && ++attributes > this._limits.maxAttributesPerSpan)
             throw NEEDS_FULL;
           r.pos = stop;
         }
       }
     }
     if (r.pos !== end) throw NEEDS_FULL;
-    if (required && ids < required.length) throw NEEDS_FULL;
-    if (type === 'Span') this.spans++;
+    if (needsIds && ids < REQUIRED_IDS) throw NEEDS_FULL;
+    if (isSpan) this.spans++;
   }
 
   /**
    * Skips a varint of at most 10 bytes (the codec refuses longer ones). A bounded enum must be a
    * single byte within range: anything else (e.g. a negative value, 10 bytes) goes the full way.
    */
-  private _varint(end: number, max: number | undefined): void {
+  private _varint(end: number, max: number): void {
     const r = this._r;
     const buf = this._buf;
     let n = 0;
@@ -177,45 +251,39 @@ class Walk {
       n++;
     } while (b & 0x80 && n < 10);
     if (b & 0x80) throw NEEDS_FULL;
-    if (max !== undefined && (n !== 1 || b > max)) throw NEEDS_FULL;
+    if (max >= 0 && (n !== 1 || b > max)) throw NEEDS_FULL;
   }
 
-  private _bytes(_type: string, _field: number, f: Field, start: number, stop: number, depth: number): void {
-    const len = stop - start;
+  private _bytes(f: Compiled, start: number, stop: number, depth: number): void {
     const buf = this._buf;
-    switch (f.k) {
-      case 'msg':
-        this.message(f.m, stop, depth + 1);
+    switch (f.kind) {
+      case K_MSG:
+        this.message(f.msg, stop, depth + 1);
         return;
-      case 'id':
+      case K_ID: {
+        const len = stop - start;
         if (len !== f.n && !(f.optional && len === 0)) throw NEEDS_FULL;
         return;
-      case 'bytes':
+      }
+      case K_BYTES:
         // The decoded form is base64; its length is what the limit applies to.
-        if (4 * Math.ceil(len / 3) > this._limits.maxAttributeValueLength) throw NEEDS_FULL;
+        if (4 * Math.ceil((stop - start) / 3) > this._limits.maxAttributeValueLength) throw NEEDS_FULL;
         return;
-      case 'name':
-        if (!isUtf8(buf.subarray(start, stop))) throw NEEDS_FULL;
-        if (
-          len >= AGENT_PREFIX.length &&
-          buf.compare(AGENT_PREFIX, 0, AGENT_PREFIX.length, start, start + AGENT_PREFIX.length) === 0
-        ) {
-          if (isCompactionSpanName(buf.toString('utf8', start, stop))) throw NEEDS_FULL;
-        }
-        return;
-      case 'value': {
-        if (!isUtf8(buf.subarray(start, stop))) throw NEEDS_FULL;
-        // UTF-8 bytes ≥ UTF-16 units, so only a long value needs decoding to be measured.
-        if (
-          len > this._limits.maxAttributeValueLength &&
-          buf.toString('utf8', start, stop).length > this._limits.maxAttributeValueLength
-        ) {
+      case K_NAME:
+        if (!utf8(buf, start, stop)) throw NEEDS_FULL;
+        if (agentPrefixed(buf, start, stop) && isCompactionSpanName(buf.toString('utf8', start, stop))) {
           throw NEEDS_FULL;
         }
         return;
+      case K_VALUE: {
+        if (!utf8(buf, start, stop)) throw NEEDS_FULL;
+        // UTF-8 bytes ≥ UTF-16 units, so only a long value needs decoding to be measured.
+        const max = this._limits.maxAttributeValueLength;
+        if (stop - start > max && buf.toString('utf8', start, stop).length > max) throw NEEDS_FULL;
+        return;
       }
       default:
-        if (!isUtf8(buf.subarray(start, stop))) throw NEEDS_FULL;
+        if (!utf8(buf, start, stop)) throw NEEDS_FULL;
     }
   }
 }
@@ -228,7 +296,7 @@ export function scanTraceRequest(body: Uint8Array, limits: SpanLimits): ScanResu
   const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const walk = new Walk(Reader.create(buf), buf, limits);
   try {
-    walk.message('Request', buf.length, 0);
+    walk.message(T_REQUEST, buf.length, 0);
   } catch {
     // NEEDS_FULL, or the reader ran past the end (a truncated varint): the codec names the problem.
     return FULL;
