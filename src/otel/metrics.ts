@@ -155,14 +155,23 @@ export class ContinuityMetrics {
       unit: def[METRIC_SESSIONS].unit,
       description: def[METRIC_SESSIONS].description,
     });
+    // An observable gauge is not enough on its own: with cumulative temporality the SDK merges
+    // each collection into the previous ones, so a cell observed once and absent later would keep
+    // its old count forever. Every cell seen before is observed again, as 0 when it is empty now.
+    // Bounded: cells are continuity states × activity states (both closed sets). Kept per set of
+    // instruments, like the SDK's own history: a new meter provider starts from nothing.
+    const seenCells = new Map<string, Attributes>();
     sessions.addCallback((result) =>
       guarded(result, (res) => {
+        const now = new Map<string, number>();
         for (const cell of this._source.sessionSummary()) {
-          res.observe(cell.sessions, {
-            [METRIC_ATTR_STATE]: cell.state,
-            [METRIC_ATTR_ACTIVITY]: cell.activity,
-          });
+          const key = `${cell.state}\u0000${cell.activity}`;
+          if (!seenCells.has(key)) {
+            seenCells.set(key, { [METRIC_ATTR_STATE]: cell.state, [METRIC_ATTR_ACTIVITY]: cell.activity });
+          }
+          now.set(key, cell.sessions);
         }
+        for (const [key, attrs] of seenCells) res.observe(now.get(key) ?? 0, attrs);
       }),
     );
     const pending = meter.createObservableGauge(METRIC_PENDING, {
@@ -174,20 +183,36 @@ export class ContinuityMetrics {
       unit: def[METRIC_NEEDS_HUMAN].unit,
       description: def[METRIC_NEEDS_HUMAN].description,
     });
+    // Series observed as 1 by the previous callback, by attribute set. A series that no longer
+    // applies (approved, re-observed, expired, or pushed out of the most recent
+    // `maxNeedsHumanSeries`) is observed once as 0 and forgotten, so this map never holds more than
+    // `maxNeedsHumanSeries` entries. Why 0 and not absence: with cumulative temporality the SDK
+    // merges each collection into the previous ones, so an attribute set it has seen keeps its last
+    // value in every later export; without the 0 the session would read 1 forever. The SDK goes on
+    // exporting that 0 (stale, but true: "does not need a human"), so consumers select `== 1`.
+    // What bounds those leftover series is the SDK's per-instrument cardinality limit (2 000 by
+    // default, then `otel.metric.overflow`), as before; a restart of the process clears them.
+    let lastNeedsHuman = new Map<string, Attributes>();
     needsHuman.addCallback((result) =>
       guarded(result, (res) => {
-        if (this._maxNeedsHuman === 0) return;
-        for (const n of this._source.needsHuman(this._maxNeedsHuman)) {
-          const attrs: Attributes = {
-            [METRIC_ATTR_SESSION_ID]: n.sessionId,
-            [METRIC_ATTR_BOUNDARY_ID]: n.boundaryId ?? '',
-            [METRIC_ATTR_STATE]: n.state,
-            [METRIC_ATTR_REASON]: n.reason,
-            [METRIC_ATTR_PRIMARY_DECISION]: n.primaryDecision ?? '',
-            [METRIC_ATTR_RUNTIME]: n.runtime ?? METRIC_VALUE_UNKNOWN,
-          };
-          res.observe(1, attrs);
+        const now = new Map<string, Attributes>();
+        if (this._maxNeedsHuman > 0) {
+          for (const n of this._source.needsHuman(this._maxNeedsHuman)) {
+            const attrs: Attributes = {
+              [METRIC_ATTR_SESSION_ID]: n.sessionId,
+              [METRIC_ATTR_BOUNDARY_ID]: n.boundaryId ?? '',
+              [METRIC_ATTR_STATE]: n.state,
+              [METRIC_ATTR_REASON]: n.reason,
+              [METRIC_ATTR_PRIMARY_DECISION]: n.primaryDecision ?? '',
+              [METRIC_ATTR_RUNTIME]: n.runtime ?? METRIC_VALUE_UNKNOWN,
+            };
+            // The values are strings built in a fixed key order: their JSON is a stable key.
+            now.set(JSON.stringify(attrs), attrs);
+          }
         }
+        for (const [key, attrs] of lastNeedsHuman) if (!now.has(key)) res.observe(0, attrs);
+        for (const attrs of now.values()) res.observe(1, attrs);
+        lastNeedsHuman = now;
       }),
     );
     return { boundaries, evictions, duration, gauges: [sessions, pending, needsHuman] };

@@ -124,10 +124,13 @@ export const METRIC_EVICTIONS = 'agent.continuity.pending.evictions' as const;
 /**
  * Gauge, one series per session whose latest boundary needs a human (`dropped` or `conflicting`),
  * value 1. Attributes: session_id, boundary_id, state, reason, primary_decision, runtime. It is the
- * only metric that carries a session: its cardinality is the number of open problems (bounded by
- * the processor, most recent kept), not the number of sessions, and a series disappears once the
- * session's latest boundary no longer needs a human or the session expires. Feeds the dashboard's
- * "boundaries needing a human" table. Prometheus: `agent_continuity_needs_human`.
+ * only metric that carries a session: its series at 1 are the open problems (bounded by the
+ * processor, most recent kept), not the sessions. Once the session's latest boundary no longer
+ * needs a human (or the session expires or leaves the most recent kept) its series reads 0: a
+ * cumulative SDK keeps exporting every attribute set it has seen, so 0 is how a series ends, and
+ * consumers select `== 1`. Those 0 series last until the process restarts, within the SDK's
+ * per-instrument cardinality limit (2 000 by default). Feeds the dashboard's "boundaries needing a
+ * human" table. Prometheus: `agent_continuity_needs_human`.
  */
 export const METRIC_NEEDS_HUMAN = 'agent.continuity.needs_human' as const;
 
@@ -181,7 +184,8 @@ export const METRIC_DEFINITIONS = {
   [METRIC_NEEDS_HUMAN]: {
     kind: 'gauge',
     unit: '{boundary}',
-    description: 'Latest boundary of each session that needs a human (dropped or conflicting), value 1.',
+    description:
+      'Latest boundary of each session that needs a human (dropped or conflicting): 1, then 0 once it no longer does.',
   },
 } as const;
 
