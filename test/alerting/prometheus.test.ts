@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
   METRIC_BOUNDARIES,
+  METRIC_NEEDS_HUMAN,
   METRIC_SERVICE_SPANS_DROPPED,
+  METRIC_SESSIONS,
   PROMETHEUS_NAMES,
   SERVICE_PROMETHEUS_NAMES,
 } from '../../src/otel/semconv.js';
@@ -39,6 +41,7 @@ import {
 } from './promql.js';
 import {
   AGENT_SERVICE_NAME,
+  approveAndReobserve,
   lonePreSpans,
   otlpJsonRequest,
   type SentCase,
@@ -314,5 +317,31 @@ describe('the Grafana dashboard against the same Prometheus', () => {
     expect(pairs).toContain('conflicting×working');
     expect(pairs).toContain('preserved×idle');
     expect(pairs).toContain('approved_change×waiting_human');
+  });
+
+  it('drops a session from "Boundaries needing a human" once it is approved and re-observed', async () => {
+    const q = dashboardQueries(dashboard).find((d) => d.panel === 'Boundaries needing a human')!;
+    const query = expandGrafanaVariables(q.expr, dashboard, RATE_WINDOW);
+    const cell = `${PROMETHEUS_NAMES[METRIC_SESSIONS]}{state="conflicting", activity="working"}`;
+    const before = (await instantQuery(prom!, query)).map((r) => r.metric.session_id);
+    const conflictingWorking = await scalar(cell);
+    expect(conflictingWorking).toBeGreaterThan(0);
+    const approved = sent.find(
+      (c) => c.caseId === 'case-5-conflicting-scope' && before.includes(c.sessionId),
+    )!;
+    expect((await post(approveAndReobserve(approved))).status).toBe(200);
+    // The gauge reads 0 for the session (a cumulative SDK would otherwise keep the old 1).
+    const series = `${PROMETHEUS_NAMES[METRIC_NEEDS_HUMAN]}{session_id="${approved.sessionId}"}`;
+    await waitFor(
+      async () => (await scalar(series)) === 0 || undefined,
+      () => `${series} == 0; service output:\n${serve?.child.output()}`,
+    );
+    const after = (await instantQuery(prom!, query)).map((r) => r.metric.session_id);
+    expect(after.sort()).toEqual(before.filter((id) => id !== approved.sessionId).sort());
+    // The session left its cell of the sessions matrix (case 5 is a working session).
+    await waitFor(
+      async () => (await scalar(cell)) === conflictingWorking! - 1 || undefined,
+      () => `${cell} == ${conflictingWorking! - 1}`,
+    );
   });
 });

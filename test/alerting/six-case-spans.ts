@@ -169,3 +169,43 @@ export function spanWithoutSession(runtime: string): string {
     { name: SPAN_COMPACTION_PRE, attributes: { [ATTR_RUNTIME]: runtime }, durationMs: 1 },
   ]);
 }
+
+/**
+ * A human approves a sent `conflicting` case's change and the agent re-observes its decisions
+ * afterwards: the approval span, then a fresh post span of the same boundary (captured and observed
+ * at 10:07, after the approval at 10:06). The service resolves the boundary again, as
+ * `approved_change`.
+ */
+export function approveAndReobserve(sentCase: SentCase, cases = loadSixCases()): string {
+  const c = cases.find((x) => x.id === sentCase.caseId);
+  if (!c?.pre || !c.post) throw new Error(`${sentCase.caseId}: needs a pre and a post snapshot`);
+  const decision = Object.keys(c.pre.decisions).find(
+    (n) => c.post!.decisions[n] && c.post!.decisions[n].digest !== c.pre!.decisions[n]!.digest,
+  );
+  if (decision === undefined) throw new Error(`${sentCase.caseId}: no changed decision to approve`);
+  const at = '2026-11-30T10:07:00Z';
+  const post: Snapshot = {
+    ...c.post,
+    sessionId: sentCase.sessionId,
+    capturedAt: at,
+    decisions: Object.fromEntries(
+      Object.entries(c.post.decisions).map(([n, d]) => [n, { ...d, observedAt: at }]),
+    ),
+  };
+  const boundary = { boundaryId: sentCase.boundaryId, runtime: sentCase.runtime, trigger: 'auto' as const };
+  return otlpJsonRequest([
+    {
+      name: SPAN_DECISION_APPROVAL,
+      attributes: approvalAttributes(sentCase.sessionId, {
+        decision,
+        fromDigest: c.pre.decisions[decision]!.digest,
+        toDigest: c.post.decisions[decision]!.digest,
+        approvalRef: 'CHG-7',
+        approvedBy: 'reviewer-1',
+        approvedAt: '2026-11-30T10:06:00Z',
+      }),
+      durationMs: 1,
+    },
+    { name: SPAN_COMPACTION_POST, attributes: snapshotAttributes('post', post, boundary), durationMs: 4 },
+  ]);
+}

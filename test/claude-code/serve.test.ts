@@ -132,5 +132,16 @@ describe('continuity serve correlates the hooks', () => {
       /agent_continuity_boundaries_total\{state="approved_change",reason="approved_chain"[^}]*runtime="claude-code"[^}]*\} 1/,
     );
     expect(text).toMatch(/agent_continuity_sessions\{state="approved_change"[^}]*\} 1/);
+    // The gauges tell the truth after the change: the session no longer needs a human (its series
+    // reads 0, none reads 1) and no session is left in a conflicting cell.
+    expect(text).toMatch(
+      /agent_continuity_needs_human\{session_id="serve-conflict",[^}]*state="conflicting"[^}]*\} 0/,
+    );
+    expect(text).not.toMatch(/agent_continuity_needs_human\{session_id="serve-conflict",[^}]*\} 1/);
+    const conflictingCells = [
+      ...text.matchAll(/^agent_continuity_sessions\{state="conflicting"[^}]*\} (\S+)/gm),
+    ];
+    expect(conflictingCells.length).toBeGreaterThan(0);
+    expect(conflictingCells.map((m) => Number(m[1]))).toEqual(conflictingCells.map(() => 0));
   });
 });
