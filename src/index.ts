@@ -269,3 +269,10 @@ export {
   renderCounts,
   renderTable,
 } from './report/table.js';
+// → backend: `continuity serve`, the OTLP/HTTP processor service (receiver, durable pending state, forwarder)
+export type { LoadConfigOptions, OtlpProtocol, ServiceConfig, ServiceConfigInput } from './service/config.js';
+export { loadServiceConfig, SERVICE_DEFAULTS, ServiceConfigSchema } from './service/config.js';
+export type { ScanResult } from './service/prefilter.js';
+export { scanTraceRequest } from './service/prefilter.js';
+export type { ContinuityMetricsRecorder, StartOptions } from './service/service.js';
+export { ContinuityService } from './service/service.js';
