@@ -196,3 +196,28 @@ describe('continuity serve with a bearer token and a JSON downstream', () => {
     }
   });
 });
+
+describe('continuity serve with metrics on their own port', () => {
+  it('serves /metrics on metrics.port and not on the OTLP listener', async () => {
+    const serve = await startServe({ config: { metrics: { port: 0 } } });
+    try {
+      expect(serve.metrics).not.toContain(serve.base);
+      expect((await httpGet(serve.metrics)).status).toBe(200);
+      expect((await httpGet(`${serve.base}/metrics`)).status).toBe(404);
+      expect((await httpGet(`${serve.base}/healthz`)).status).toBe(200);
+      // Metrics-only mode: no downstream, the spans are counted dropped with their reason.
+      const body =
+        '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"00112233445566778899aabbccddeeff","spanId":"0011223344556677","name":"x"}]}]}]}';
+      expect((await post(serve.otlp, body, { 'content-type': 'application/json' })).status).toBe(200);
+      await waitFor(
+        'the span counted dropped (no_downstream)',
+        async () =>
+          total(await scrape(serve.metrics), 'agent_continuity_service_spans_dropped_total', {
+            reason: 'no_downstream',
+          }) === 1,
+      );
+    } finally {
+      await serve.stop();
+    }
+  });
+});

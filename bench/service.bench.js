@@ -1,0 +1,478 @@
+// @ts-check
+// `continuity serve`, measured against baselines in the same run (machines here are shared and
+// noisy, so absolute figures are printed only beside their baseline):
+//
+// 1. Ingest throughput, spans/s, OTLP/HTTP protobuf in batches of 512: a client sends to the
+//    service (a `node bin/continuity.js serve` child process), the service forwards to a sink;
+//    the baseline is a pass-through relay on the same HTTP stack (node:http in a child process:
+//    read the body, answer 200, forward the bytes with the same keep-alive concurrency). Measured
+//    from the first request until the sink has every span. Two mixes: ordinary spans only, and
+//    batches where 16 of the 512 spans are compaction spans (pre/post pairs), so the service also
+//    correlates, journals (fsync), enriches and re-encodes.
+// 2. Memory per pending boundary with 5 decisions at 100 000 pending boundaries: the correlator's
+//    heap (in process, after GC) against an empty one; and the service's resident memory growth
+//    from /metrics after 100 000 pre spans were sent to it.
+//
+// Run: npm run bench (builds first), or node --expose-gc bench/run.js service after `npm run build`.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs/light.js';
+import { Correlator } from '../dist/correlate/correlator.js';
+import { readCompactionSpan, snapshotAttributes } from '../dist/otel/attributes.js';
+import { encodeTraceRequest, recordToAttributes } from '../dist/otlp/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = join(here, '..', 'bin', 'continuity.js');
+const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
+const BATCH = 512;
+const CONCURRENCY = 4;
+
+// ── Load ─────────────────────────────────────────────────────────────────────────────────────
+
+const DIGEST = (/** @type {number} */ i) => `sha256:${i.toString(16).padStart(64, '0')}`;
+const NAMES = ['scope', 'approval_boundary', 'target', 'constraint', 'acceptance_test'];
+
+/** A 5-decision snapshot for one session. @param {string} sessionId @param {string} at */
+function snapshot(sessionId, at) {
+  /** @type {Record<string, {digest: string, revision: number, observedAt: string, source: string}>} */
+  const decisions = {};
+  NAMES.forEach((n, i) => {
+    decisions[n] = { digest: DIGEST(i + 1), revision: 1, observedAt: at, source: 'task-record' };
+  });
+  return { sessionId, capturedAt: at, normalizerVersion: 1, decisions };
+}
+
+let idSeq = 1;
+const hex = (/** @type {number} */ n, /** @type {number} */ len) => n.toString(16).padStart(len, '0');
+
+/** One OTLP span object. @param {string} name @param {Record<string, unknown>} attributes */
+function span(name, attributes) {
+  const id = idSeq++;
+  return {
+    traceId: hex(id, 32),
+    spanId: hex(id, 16),
+    name,
+    kind: 1,
+    startTimeUnixNano: '1764500000000000000',
+    endTimeUnixNano: '1764500000100000000',
+    attributes: recordToAttributes(/** @type {never} */ (attributes)),
+  };
+}
+
+/**
+ * `count` protobuf batches of 512 spans: ordinary spans with a few attributes, and per batch
+ * `pairs` pre/post pairs in fresh sessions (or `pres` pre spans only).
+ * @param {number} count @param {{ pairs?: number, pres?: number }} mix @param {string} tag
+ */
+function batches(count, mix, tag) {
+  const out = [];
+  for (let b = 0; b < count; b++) {
+    const spans = [];
+    for (let p = 0; p < (mix.pairs ?? 0); p++) {
+      const sid = `${tag}-${b}-${p}`;
+      const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' };
+      spans.push(
+        span('agent.compaction.pre', snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx)),
+      );
+      spans.push(
+        span('agent.compaction.post', snapshotAttributes('post', snapshot(sid, '2026-11-30T10:05:00Z'), ctx)),
+      );
+    }
+    for (let p = 0; p < (mix.pres ?? 0); p++) {
+      const sid = `${tag}-${b}-${p}`;
+      const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' };
+      spans.push(
+        span('agent.compaction.pre', snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx)),
+      );
+    }
+    while (spans.length < BATCH) {
+      spans.push(
+        span('llm.call', {
+          'gen_ai.system': 'example',
+          'gen_ai.request.model': 'model-1',
+          'gen_ai.usage.input_tokens': 1200,
+          'http.response.status_code': 200,
+        }),
+      );
+    }
+    out.push(
+      Buffer.from(
+        encodeTraceRequest(
+          {
+            resourceSpans: [
+              {
+                resource: { attributes: recordToAttributes({ 'service.name': 'bench-agent' }) },
+                scopeSpans: [{ scope: { name: 'bench' }, spans }],
+              },
+            ],
+          },
+          'protobuf',
+        ),
+      ),
+    );
+  }
+  return out;
+}
+
+// ── The sink: counts spans by walking the protobuf wire format (no full decode) ──────────────
+
+/** Spans in an ExportTraceServiceRequest body. @param {Uint8Array} body */
+function countSpans(body) {
+  let n = 0;
+  const top = protobuf.Reader.create(body);
+  while (top.pos < top.len) {
+    const tag = top.uint32();
+    if (tag >>> 3 !== 1 || (tag & 7) !== 2) {
+      top.skipType(tag & 7);
+      continue;
+    }
+    const rs = protobuf.Reader.create(top.bytes());
+    while (rs.pos < rs.len) {
+      const t = rs.uint32();
+      if (t >>> 3 !== 2 || (t & 7) !== 2) {
+        rs.skipType(t & 7);
+        continue;
+      }
+      const ss = protobuf.Reader.create(rs.bytes());
+      while (ss.pos < ss.len) {
+        const s = ss.uint32();
+        if (s >>> 3 === 2) n++;
+        ss.skipType(s & 7);
+      }
+    }
+  }
+  return n;
+}
+
+async function startSink() {
+  let spans = 0;
+  /** @type {Array<() => void>} */
+  let waiters = [];
+  const server = createServer((req, res) => {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      spans += countSpans(Buffer.concat(chunks));
+      res.writeHead(200, { 'content-length': 0 });
+      res.end();
+      const w = waiters;
+      waiters = [];
+      for (const f of w) f();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    get spans() {
+      return spans;
+    },
+    reset() {
+      spans = 0;
+    },
+    /** Resolves once `n` spans arrived; rejects after 120 s without them (nothing may hang). @param {number} n */
+    until(n) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`sink: ${spans} of ${n} spans after 120 s`)),
+          120_000,
+        );
+        const check = () => {
+          if (spans < n) return waiters.push(check);
+          clearTimeout(timer);
+          resolve(undefined);
+        };
+        check();
+      });
+    },
+    close: () => new Promise((r) => server.close(() => r(undefined))),
+  };
+}
+
+// ── Children ─────────────────────────────────────────────────────────────────────────────────
+
+/** Every child started, stopped by PID when this process exits, whatever happened. */
+/** @type {import('node:child_process').ChildProcess[]} */
+const children = [];
+process.on('exit', () => {
+  for (const c of children)
+    if (c.exitCode === null && c.signalCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
+});
+
+/** @param {string[]} args @param {NodeJS.ProcessEnv} [env] */
+async function child(args, env) {
+  const proc = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, ...env },
+  });
+  children.push(proc);
+  let err = '';
+  proc.stderr.on('data', (d) => {
+    err += d;
+  });
+  const line = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    proc.once('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
+  });
+  const addr = JSON.parse(line);
+  return {
+    otlp: /** @type {string} */ (addr.otlp),
+    metrics: /** @type {string | undefined} */ (addr.metrics),
+    stop: () =>
+      new Promise((resolve) => {
+        proc.once('exit', () => resolve(undefined));
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+/** @param {string} sinkUrl @param {string} stateDir @param {Record<string, unknown>} [extra] */
+async function startService(sinkUrl, stateDir, extra = {}) {
+  const file = join(stateDir, 'bench.yaml');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { port: 0 },
+      downstream: { endpoint: sinkUrl, queueMaxSpans: 1_000_000 },
+      state: { dir: join(stateDir, 'state') },
+      log: { level: 'warn' },
+      ...extra,
+    }),
+  );
+  return child([BIN, 'serve', '--config', file]);
+}
+
+const clientAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+/** @param {string} url @param {Buffer} body */
+function post(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: clientAgent,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(undefined) : reject(new Error(`status ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Sends every body with CONCURRENCY in flight. @param {string} url @param {Buffer[]} bodies */
+async function sendAll(url, bodies) {
+  let next = 0;
+  const worker = async () => {
+    while (next < bodies.length) await post(url, /** @type {Buffer} */ (bodies[next++]));
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+/**
+ * Spans/s from the first request until the sink has them all.
+ * @param {string} url @param {Buffer[]} bodies @param {Awaited<ReturnType<typeof startSink>>} sink
+ */
+async function throughput(url, bodies, sink) {
+  sink.reset();
+  const t0 = process.hrtime.bigint();
+  await sendAll(url, bodies);
+  await sink.until(bodies.length * BATCH);
+  return (bodies.length * BATCH) / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+/** @param {number[]} xs */
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return /** @type {number} */ (s[Math.floor(s.length / 2)]);
+}
+
+const fmt = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US');
+
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
+  const sink = await startSink();
+  try {
+    // ── 1. Throughput ──
+    const ROUNDS = 3;
+    const N = 120;
+    const relay = await child([fileURLToPath(import.meta.url), '--relay', sink.url]);
+    const service = await startService(sink.url, tmp);
+    const warm = batches(20, {}, 'warm');
+    await throughput(relay.otlp, warm, sink);
+    await throughput(service.otlp, warm, sink);
+    console.log(
+      `ingest throughput, protobuf, ${BATCH} spans per request, ${CONCURRENCY} in flight, ${N * BATCH} spans per round:`,
+    );
+    for (const [label, tag, mix] of /** @type {const} */ ([
+      ['ordinary spans only', 'plain', {}],
+      ['16 compaction spans per batch', 'compaction', { pairs: 8 }],
+    ])) {
+      /** @type {number[]} */
+      const base = [];
+      /** @type {number[]} */
+      const svc = [];
+      /** @type {number[]} */
+      const ratios = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        gc?.();
+        const b = await throughput(relay.otlp, batches(N, mix, `relay-${tag}-${r}`), sink);
+        gc?.();
+        const s = await throughput(service.otlp, batches(N, mix, `svc-${tag}-${r}`), sink);
+        base.push(b);
+        svc.push(s);
+        ratios.push(s / b);
+      }
+      console.log(
+        `  ${label.padEnd(30)} relay ${fmt(median(base))} spans/s   service ${fmt(median(svc))} spans/s   ratio ${median(ratios).toFixed(2)}`,
+      );
+    }
+    await relay.stop();
+    await service.stop();
+
+    // ── 2. Memory per pending boundary ──
+    const PENDING = 100_000;
+    console.log(`\nmemory per pending boundary, 5 decisions, ${fmt(PENDING)} pending:`);
+    const now = Date.parse('2026-11-30T12:00:00Z');
+    const options = {
+      maxPendingBoundaries: 2 * PENDING,
+      postWindowsMs: { default: 86_400_000, sdk: 86_400_000 },
+    };
+    gc?.();
+    const empty = new Correlator(options);
+    gc?.();
+    const before = process.memoryUsage().heapUsed;
+    const correlator = new Correlator(options);
+    for (let i = 0; i < PENDING; i++) {
+      const sid = `mem-${i}`;
+      const attrs = snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), {
+        boundaryId: `${sid}-b`,
+        runtime: 'sdk',
+        trigger: 'auto',
+      });
+      const event = readCompactionSpan('agent.compaction.pre', attrs, 1764500000000000000n, {
+        traceId: hex(i + 1, 32),
+        spanId: hex(i + 1, 16),
+      });
+      if (event) correlator.observe(event, now);
+    }
+    gc?.();
+    const after = process.memoryUsage().heapUsed;
+    if (correlator.pendingCount !== PENDING || empty.pendingCount !== 0)
+      throw new Error('unexpected pending count');
+    const perBoundaryHeap = (after - before) / PENDING;
+    console.log(
+      `  correlator heap (in process, after GC)   ${fmt(perBoundaryHeap)} bytes per boundary  (${fmt((after - before) / 1048576)} MiB for ${fmt(PENDING)})`,
+    );
+
+    const memDir = mkdtempSync(join(tmpdir(), 'bench-serve-mem-'));
+    const svc = await startService(sink.url, memDir, {
+      correlation: { maxPendingBoundaries: 2 * PENDING, postWindows: { sdk: '24h' } },
+    });
+    const rss = async () => {
+      const text = await new Promise((resolve, reject) => {
+        request(/** @type {string} */ (svc.metrics), (res) => {
+          let body = '';
+          res.on('data', (d) => {
+            body += d;
+          });
+          res.on('end', () => resolve(body));
+        })
+          .on('error', reject)
+          .end();
+      });
+      const m = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
+      const p = /^agent_continuity_pending\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
+      return { rss: Number(m?.[1]), pending: Number(p?.[1]) };
+    };
+    await sendAll(svc.otlp, batches(10, {}, 'memwarm'));
+    const rssBefore = (await rss()).rss;
+    // 500 pre spans and 12 ordinary spans per request of 512: exactly 100 000 boundaries.
+    const bodies = batches(PENDING / 500, { pres: 500 }, 'mempre');
+    await sendAll(svc.otlp, bodies);
+    const state = await rss();
+    console.log(
+      `  service resident memory growth             ${fmt((state.rss - rssBefore) / state.pending)} bytes per boundary  (${fmt((state.rss - rssBefore) / 1048576)} MiB for ${fmt(state.pending)}; includes V8 heap slack, no forced GC)`,
+    );
+    console.log(
+      `  baseline: the same correlator with no boundary: ${fmt(before / 1048576)} MiB heap in this process`,
+    );
+    await svc.stop();
+    rmSync(memDir, { recursive: true, force: true });
+  } finally {
+    await sink.close();
+    clientAgent.destroy();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+// ── The relay baseline (this file, run as a child with --relay <downstream url>) ─────────────
+function runRelay() {
+  const target = new URL(/** @type {string} */ (process.argv[3]));
+  const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+  /** @type {Buffer[]} */
+  const queue = [];
+  let active = 0;
+  const pump = () => {
+    while (active < 2 && queue.length > 0) {
+      const body = /** @type {Buffer} */ (queue.shift());
+      active++;
+      const req = request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            active--;
+            pump();
+          });
+        },
+      );
+      req.on('error', () => {
+        active--;
+        pump();
+      });
+      req.end(body);
+    }
+  };
+  const server = createServer((req, res) => {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      queue.push(Buffer.concat(chunks));
+      pump();
+      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 });
+      res.end();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const a = /** @type {import('node:net').AddressInfo} */ (server.address());
+    process.stdout.write(`${JSON.stringify({ otlp: `http://127.0.0.1:${a.port}/v1/traces` })}\n`);
+  });
+  process.on('SIGTERM', () => process.exit(0));
+}
+
+if (process.argv[2] === '--relay') runRelay();
+else await main();
