@@ -133,6 +133,8 @@ export interface Downstream {
   /** Trace export requests seen (including failed ones). */
   attempts: number;
   contentTypes: Set<string>;
+  /** `Content-Encoding` values of trace requests (`identity` when none). */
+  contentEncodings: Set<string>;
   setMode(mode: DownstreamMode): void;
   /** Stops listening (connections refused) until {@link Downstream.reopen}. */
   close(): Promise<void>;
@@ -155,6 +157,7 @@ export async function startDownstream(): Promise<Downstream> {
   const spans: ReceivedSpan[] = [];
   const metrics: OtlpMetricsRequest[] = [];
   const contentTypes = new Set<string>();
+  const contentEncodings = new Set<string>();
   let attempts = 0;
   let server: Server;
   const handler = async (req: IncomingMessage, res: import('node:http').ServerResponse) => {
@@ -169,6 +172,7 @@ export async function startDownstream(): Promise<Downstream> {
     }
     attempts++;
     contentTypes.add(req.headers['content-type'] ?? '');
+    contentEncodings.add(req.headers['content-encoding'] ?? 'identity');
     if (mode.kind === 'fail') {
       const headers: Record<string, string> = {};
       if (mode.retryAfter !== undefined) headers['retry-after'] = String(mode.retryAfter);
@@ -210,6 +214,7 @@ export async function startDownstream(): Promise<Downstream> {
       return attempts;
     },
     contentTypes,
+    contentEncodings,
     setMode: (m) => {
       mode = m;
     },

@@ -159,12 +159,14 @@ describe('continuity serve', () => {
   });
 });
 
-describe('continuity serve with a bearer token and a JSON downstream', () => {
-  it('refuses requests without the token and forwards JSON to the downstream', async () => {
+describe('continuity serve with a bearer token and a gzip JSON downstream', () => {
+  it('refuses requests without the token and forwards gzip-compressed JSON to the downstream', async () => {
     const downstream = await startDownstream();
     const token = 'test-token-0123456789abcdef';
     const serve = await startServe({
-      config: { downstream: { endpoint: `${downstream.base}/v1/traces`, protocol: 'http/json' } },
+      config: {
+        downstream: { endpoint: `${downstream.base}/v1/traces`, protocol: 'http/json', compression: 'gzip' },
+      },
       env: { CONTINUITY_SERVE_BEARER_TOKEN: token },
     });
     try {
@@ -190,6 +192,7 @@ describe('continuity serve with a bearer token and a JSON downstream', () => {
       );
       checkEnriched(downstream, sent);
       expect([...downstream.contentTypes]).toEqual(['application/json']);
+      expect([...downstream.contentEncodings]).toEqual(['gzip']);
     } finally {
       await serve.stop();
       await downstream.close();

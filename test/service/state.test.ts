@@ -5,13 +5,22 @@
  */
 import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { PendingStore, StateDirLockedError } from '../../src/service/state.js';
 import { tempDir, waitFor } from './harness.js';
 
+/** Every store a test opened; closed after it (a test may leave one open, as kill -9 would). */
+const opened: PendingStore[] = [];
+
 async function open(dir: string, compactAfterBytes = 1024 * 1024) {
-  return PendingStore.open({ dir, compactAfterBytes });
+  const result = await PendingStore.open({ dir, compactAfterBytes });
+  opened.push(result.store);
+  return result;
 }
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
 
 describe('PendingStore', () => {
   it('reads back every durable record in order, bigints exact', async () => {
