@@ -215,7 +215,10 @@ export class Forwarder {
         const partial = this._readPartial(result.body);
         const rejected = Math.min(spans, partial?.rejectedSpans ?? 0);
         if (rejected > 0) {
-          this._o.observer.exportFailed('partial_success', partial?.errorMessage ?? '');
+          this._o.observer.exportFailed(
+            'partial_success',
+            `${rejected} of ${spans} spans rejected by the downstream`,
+          );
           this._o.observer.dropped(rejected, SERVICE_DROP_REASONS.rejectedDownstream);
         }
         if (spans - rejected > 0) this._o.observer.forwarded(spans - rejected);
@@ -226,8 +229,11 @@ export class Forwarder {
         return;
       }
       const reason = result.kind === 'response' ? `status_${result.status}` : result.reason;
+      // Only the status and size: a downstream's error text may quote the payload it refused.
       const detail =
-        result.kind === 'response' ? firstLine(result.body.toString('utf8', 0, 512)) : result.detail;
+        result.kind === 'response'
+          ? `HTTP ${result.status}, ${result.body.length} byte answer`
+          : result.detail;
       this._o.observer.exportFailed(reason, detail);
       const retryable = result.kind === 'error' || RETRYABLE_STATUS.has(result.status);
       if (!retryable) {
@@ -324,8 +330,4 @@ export class Forwarder {
       req.end(body);
     });
   }
-}
-
-function firstLine(text: string): string {
-  return text.split('\n')[0]!.slice(0, 200);
 }

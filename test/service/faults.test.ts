@@ -239,6 +239,33 @@ describe('continuity serve when the downstream fails', () => {
     }
   });
 
+  it('counts the spans a downstream refuses in a partial success as dropped (rejected_downstream)', async () => {
+    const downstream = await startDownstream();
+    const serve = await startServe({
+      config: { downstream: { endpoint: `${downstream.base}/v1/traces`, concurrency: 1, maxBatchSpans: 10 } },
+    });
+    try {
+      downstream.setMode({ kind: 'partial', rejected: 3 });
+      expect((await post(serve.otlp, ordinary('partial', 10, 400), PB)).status).toBe(200);
+      const m = await waitFor('the export answered', async () => {
+        const s = await scrape(serve.metrics);
+        return total(s, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_SPANS_FORWARDED]) > 0 ? s : undefined;
+      });
+      expect(total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_SPANS_FORWARDED])).toBe(7);
+      expect(
+        total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_SPANS_DROPPED], {
+          reason: SERVICE_DROP_REASONS.rejectedDownstream,
+        }),
+      ).toBe(3);
+      expect(
+        total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_EXPORT_FAILURES], { reason: 'partial_success' }),
+      ).toBe(1);
+    } finally {
+      await serve.stop();
+      await downstream.close();
+    }
+  });
+
   it('answers 503 with Retry-After when the queue is full and the downstream fails, 429 when it is only slow', async () => {
     const downstream = await startDownstream();
     const serve = await startServe({

@@ -12,7 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
-import { attributesToRecord, decodeMetricsRequest, decodeTraceRequest } from '../../src/otlp/index.js';
+import {
+  attributesToRecord,
+  decodeMetricsRequest,
+  decodeTraceRequest,
+  encodeTraceResponse,
+} from '../../src/otlp/index.js';
 import type { OtlpMetricsRequest, OtlpSpan } from '../../src/otlp/types.js';
 
 const REPO = new URL('../..', import.meta.url).pathname;
@@ -121,7 +126,9 @@ export type DownstreamMode =
   | { kind: 'ok' }
   | { kind: 'fail'; status: number; retryAfter?: number }
   /** Accept, but only after `ms` (a slow downstream). */
-  | { kind: 'slow'; ms: number };
+  | { kind: 'slow'; ms: number }
+  /** Answer 200 with an OTLP partial success refusing `rejected` spans of each request. */
+  | { kind: 'partial'; rejected: number };
 
 /** A real OTLP/HTTP receiver standing in for the next hop (a collector, Jaeger, Tempo). */
 export interface Downstream {
@@ -181,6 +188,15 @@ export async function startDownstream(): Promise<Downstream> {
       return;
     }
     if (mode.kind === 'slow') await new Promise((r) => setTimeout(r, (mode as { ms: number }).ms));
+    if (mode.kind === 'partial') {
+      const answer = encodeTraceResponse(
+        { partialSuccess: { rejectedSpans: String(mode.rejected), errorMessage: 'refused by the test' } },
+        format,
+      );
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' });
+      res.end(answer);
+      return;
+    }
     const decoded = decodeTraceRequest(body, format);
     for (const rs of decoded.resourceSpans) {
       const resource = attributesToRecord(rs.resource?.attributes);
