@@ -1,76 +1,11 @@
 /**
- * agent-continuity: the public surface, in data-flow order. Explicit exports only.
+ * agent-continuity: the public surface of the library, in data-flow order
+ * (decision → digest → classification → ledger → span → correlated state → metric → wire).
+ * Explicit exports only. The processor service is `agent-continuity/service`, the Claude Code
+ * adapter `agent-continuity/claude-code`, and every span, attribute and metric name
+ * `agent-continuity/semconv`.
  */
 
-// → runtime adapter: Claude Code (hooks, the write gate, the agent's restatement, init)
-export type {
-  AdapterConfig,
-  ExportConfig,
-  GateConfig,
-  GatePolicy,
-  GateVerdict,
-} from './adapters/claude-code/config.js';
-export {
-  DEFAULT_GATE_POLICY,
-  DEFAULT_GATED_TOOLS,
-  loadConfig as loadClaudeCodeConfig,
-  policyVerdict,
-} from './adapters/claude-code/config.js';
-export type { GateDecision } from './adapters/claude-code/gate.js';
-export { decideGate, gateOutput } from './adapters/claude-code/gate.js';
-export type { HookIo, HookPayload } from './adapters/claude-code/hook.js';
-export { runClaudeCodeHook } from './adapters/claude-code/hook.js';
-export type { HookRegistration, InitOptions } from './adapters/claude-code/init.js';
-export {
-  hookRegistrations,
-  mergeHookSettings,
-  runInit as initClaudeCode,
-} from './adapters/claude-code/init.js';
-export type {
-  ObserveOptions as ClaudeCodeObserveOptions,
-  ObserveResult as ClaudeCodeObserveResult,
-} from './adapters/claude-code/observe.js';
-export { renderObserve, runObserve } from './adapters/claude-code/observe.js';
-export { digestTaskRecord, taskRecordTemplate } from './adapters/claude-code/task-record.js';
-// → classification
-export type { Classification, ClassifyInput, DecisionResult } from './classify/classify.js';
-export { classify, eventOnlyRule, findApprovalChain } from './classify/classify.js';
-export type {
-  BoundaryReason,
-  ContinuityAction,
-  ContinuityReason,
-  ContinuityState,
-  DecisionReason,
-  DecisionVerdict,
-} from './classify/states.js';
-export {
-  ACTIONS,
-  ALL_REASONS,
-  BOUNDARY_REASONS,
-  CONTINUITY_STATES,
-  DECISION_REASONS,
-  severity,
-} from './classify/states.js';
-// → correlated state: the pure correlator (used by the span processor and `continuity serve`)
-export { Correlator } from './correlate/correlator.js';
-export { CORRELATOR_DEFAULTS, resolveCorrelatorOptions } from './correlate/options.js';
-export type {
-  PendingState,
-  PersistedBoundary,
-  PersistedHeldPost,
-  PersistedSession,
-} from './correlate/persist.js';
-export { PENDING_STATE_VERSION } from './correlate/persist.js';
-export type {
-  CorrelatorOptions,
-  CorrelatorStats,
-  NeedsHumanEntry,
-  Resolution,
-  ResolutionCause,
-  ResolvedCorrelatorOptions,
-  SessionSummaryEntry,
-} from './correlate/types.js';
-export { DEFAULT_POST_WINDOWS_MS } from './correlate/types.js';
 // decision → the model and its names
 export type {
   ActivityState,
@@ -103,6 +38,7 @@ export { compareCriticality, DECISION_NAME_PATTERN, WELL_KNOWN_DECISIONS } from 
 export type { InputProblem } from './decision/problems.js';
 export { formatPath, InputError, problemsFromZod } from './decision/problems.js';
 export { formatRfc3339Utc, isRfc3339Utc, parseRfc3339Utc, RFC3339_UTC_PATTERN } from './decision/time.js';
+
 // → digest
 export type { DigestKey } from './digest/digest.js';
 export {
@@ -116,9 +52,40 @@ export {
 export { DIGEST_KEY_ENV, DIGEST_KEY_FILE_ENV, decodeKeyText, loadDigestKey } from './digest/key-file.js';
 export type { NormalizeProblem, NormalizeResult } from './digest/normalize.js';
 export { NormalizeError, normalize, normalizeOrThrow } from './digest/normalize.js';
+
+// → classification
+export type { Classification, ClassifyInput, DecisionResult } from './classify/classify.js';
+export { classify, eventOnlyRule, findApprovalChain } from './classify/classify.js';
+export type {
+  BoundaryReason,
+  ContinuityAction,
+  ContinuityReason,
+  ContinuityState,
+  DecisionReason,
+  DecisionVerdict,
+} from './classify/states.js';
+export {
+  ACTIONS,
+  ALL_REASONS,
+  BOUNDARY_REASONS,
+  CONTINUITY_STATES,
+  DECISION_REASONS,
+  severity,
+} from './classify/states.js';
+
 // → fixtures: the `continuity classify` file format (raw values digested on read)
 export type { CaseResult, FixtureBoundary } from './fixture/cases.js';
 export { classifyFixture, FixtureSchema, parseFixture } from './fixture/cases.js';
+
+// → report: tables and the `classify --json` document
+export {
+  caseResultsJson,
+  countStates,
+  renderCaseTable,
+  renderCounts,
+  renderTable,
+} from './report/table.js';
+
 // → ledger: the append-only, hash-chained record outside the conversation (and its lean reader)
 export type {
   ActivityEvidence,
@@ -189,6 +156,7 @@ export {
   validateRecord,
   verifyLedger,
 } from './ledger/index.js';
+
 // → span: the attribute codec (snapshots, approvals, activity ↔ span attributes; digests only)
 export type {
   ActivityEvent,
@@ -214,14 +182,10 @@ export {
   snapshotAttributes,
   toNs,
 } from './otel/attributes.js';
+
 // → span: the SDK extension an agent calls at its compaction points
 export { createContinuity, DEFAULT_LEDGER_TIMEOUT_MS, DEFAULT_RUNTIME } from './otel/extension.js';
-// → metric: the continuity metrics (shared by the processor and `continuity serve`)
-export type { ContinuityMetricsOptions, ContinuityMetricsSource } from './otel/metrics.js';
-export { ContinuityMetrics, REOBSERVATION_BUCKETS_S } from './otel/metrics.js';
-// → correlated state on spans: the span processor (writes the state on post spans, records the metrics)
-export { ContinuityProcessor, PROCESSOR_DEFAULTS } from './otel/processor.js';
-export type { ContinuityProcessorOptions } from './otel/processor-types.js';
+
 // → span: the SDK extension's options and results
 export type {
   ApprovalInput,
@@ -238,6 +202,36 @@ export type {
   RecordResult,
   SessionContinuity,
 } from './otel/types.js';
+
+// → correlated state: the pure correlator (used by the span processor and `continuity serve`)
+export { Correlator } from './correlate/correlator.js';
+export { CORRELATOR_DEFAULTS, resolveCorrelatorOptions } from './correlate/options.js';
+export type {
+  PendingState,
+  PersistedBoundary,
+  PersistedHeldPost,
+  PersistedSession,
+} from './correlate/persist.js';
+export { PENDING_STATE_VERSION } from './correlate/persist.js';
+export type {
+  CorrelatorOptions,
+  CorrelatorStats,
+  NeedsHumanEntry,
+  Resolution,
+  ResolutionCause,
+  ResolvedCorrelatorOptions,
+  SessionSummaryEntry,
+} from './correlate/types.js';
+export { DEFAULT_POST_WINDOWS_MS } from './correlate/types.js';
+
+// → correlated state on spans: the span processor (writes the state on post spans, records the metrics)
+export { ContinuityProcessor, PROCESSOR_DEFAULTS } from './otel/processor.js';
+export type { ContinuityProcessorOptions } from './otel/processor-types.js';
+
+// → metric: the continuity metrics (shared by the processor and `continuity serve`)
+export type { ContinuityMetricsOptions, ContinuityMetricsSource } from './otel/metrics.js';
+export { ContinuityMetrics, REOBSERVATION_BUCKETS_S } from './otel/metrics.js';
+
 // → wire: the OTLP codec (protobuf descriptor written from the OTLP specification, and JSON)
 export type {
   OtlpAnyValue,
@@ -261,18 +255,3 @@ export {
   recordToAttributes,
   upsertAttributes,
 } from './otlp/index.js';
-// → report: tables and the `classify --json` document
-export {
-  caseResultsJson,
-  countStates,
-  renderCaseTable,
-  renderCounts,
-  renderTable,
-} from './report/table.js';
-// → backend: `continuity serve`, the OTLP/HTTP processor service (receiver, durable pending state, forwarder)
-export type { LoadConfigOptions, OtlpProtocol, ServiceConfig, ServiceConfigInput } from './service/config.js';
-export { loadServiceConfig, SERVICE_DEFAULTS, ServiceConfigSchema } from './service/config.js';
-export type { ScanResult } from './service/prefilter.js';
-export { scanTraceRequest } from './service/prefilter.js';
-export type { ContinuityMetricsRecorder, StartOptions } from './service/service.js';
-export { ContinuityService } from './service/service.js';

@@ -1,0 +1,13 @@
+/**
+ * agent-continuity/service: `continuity serve`, the OTLP/HTTP processor stage for a collector
+ * pipeline (receiver, enrichment through the correlator, durable pending state, forwarder).
+ * Explicit exports only.
+ */
+
+// → backend: `continuity serve`, the OTLP/HTTP processor service (receiver, durable pending state, forwarder)
+export type { LoadConfigOptions, OtlpProtocol, ServiceConfig, ServiceConfigInput } from './config.js';
+export { loadServiceConfig, SERVICE_DEFAULTS, ServiceConfigSchema } from './config.js';
+export type { ScanResult } from './prefilter.js';
+export { scanTraceRequest } from './prefilter.js';
+export type { ContinuityMetricsRecorder, StartOptions } from './service.js';
+export { ContinuityService } from './service.js';
