@@ -18,6 +18,26 @@ export function decodeKeyText(text: string): Uint8Array {
 }
 
 /**
+ * Reads a key file and decodes its text ({@link decodeKeyText}). Throws an error that starts with
+ * `label` and the file name (never the key) when the file cannot be read or other users can read
+ * it: a key others can read does not keep anything secret. Shared by digest keys and chain keys.
+ */
+export function readKeyFile(file: string, label: string): Uint8Array {
+  let mode: number;
+  let text: string;
+  try {
+    mode = statSync(file).mode;
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`${label} ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new Error(`${label} ${file}: readable by other users; run chmod 600 on it`);
+  }
+  return decodeKeyText(text);
+}
+
+/**
  * Loads a digest key from `file`, else from the file named by `CONTINUITY_DIGEST_KEY_FILE`,
  * else from `CONTINUITY_DIGEST_KEY`. Returns `undefined` when none is configured. Throws an error
  * that names the source (never the key) when a configured key cannot be used. A key file that
@@ -29,21 +49,9 @@ export function loadDigestKey(
   const env = options.env ?? process.env;
   const file = options.file ?? env[DIGEST_KEY_FILE_ENV];
   if (file) {
-    let mode: number;
-    let text: string;
+    const bytes = readKeyFile(file, 'digest key file');
     try {
-      mode = statSync(file).mode;
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new Error(
-        `digest key file ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-    }
-    if ((mode & 0o077) !== 0) {
-      throw new Error(`digest key file ${file}: readable by other users; run chmod 600 on it`);
-    }
-    try {
-      return createDigestKey(decodeKeyText(text));
+      return createDigestKey(bytes);
     } catch (e) {
       throw new Error(`digest key file ${file}: ${(e as Error).message}`);
     }

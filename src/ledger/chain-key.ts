@@ -3,8 +3,7 @@
  * and a file). The key text is decoded like a digest key: 32+ hex digits, else base64, else the
  * UTF-8 bytes of the text.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { decodeKeyText } from '../digest/key-file.js';
+import { readKeyFile } from '../digest/key-file.js';
 import { type ChainKey, createChainKey } from './chain.js';
 import { CHAIN_KEY_FILE_ENV } from './types.js';
 
@@ -33,21 +32,14 @@ export function loadChainKey(options: ChainKeyOptions = {}): ChainKey | undefine
   const env = options.env ?? process.env;
   const file = options.file ?? env[CHAIN_KEY_FILE_ENV];
   if (!file) return undefined;
-  let mode: number;
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    mode = statSync(file).mode;
-    text = readFileSync(file, 'utf8');
+    bytes = readKeyFile(file, 'chain key file');
   } catch (e) {
-    throw new ChainKeyError(
-      `chain key file ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
-  if ((mode & 0o077) !== 0) {
-    throw new ChainKeyError(`chain key file ${file}: readable by other users; run chmod 600 on it`);
+    throw new ChainKeyError((e as Error).message);
   }
   try {
-    return createChainKey(decodeKeyText(text));
+    return createChainKey(bytes);
   } catch (e) {
     throw new ChainKeyError(`chain key file ${file}: ${(e as Error).message}`);
   }
