@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { ALL_REASONS, CONTINUITY_STATES } from '../classify/states.js';
 import {
   ACTIVITY_STATES,
+  ApprovalSchema,
   DecisionMapSchema,
   DecisionNameSchema,
   DigestSchema,
@@ -42,16 +43,10 @@ export const SnapshotRecordSchema = z.strictObject({
   decisions: DecisionMapSchema,
 });
 
-/** A human's approval of one decision's change from one digest to another. */
-export const ApprovalRecordSchema = z.strictObject({
+/** A human's approval of one decision's change from one digest to another: the core approval, in a session. */
+export const ApprovalRecordSchema = ApprovalSchema.extend({
   type: z.literal('approval'),
   sessionId: OpaqueIdSchema,
-  decision: DecisionNameSchema,
-  fromDigest: DigestSchema,
-  toDigest: DigestSchema,
-  approvalRef: OpaqueIdSchema,
-  approvedBy: OpaqueIdSchema,
-  approvedAt: TimestampSchema,
 });
 
 const VerdictSchema = z.enum([...CONTINUITY_STATES, 'added']);
