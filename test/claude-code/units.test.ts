@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_GATE_POLICY, loadConfig, policyVerdict } from '../../src/adapters/claude-code/config.js';
-import { MAX_SPOOL_FILES, spoolRequest } from '../../src/adapters/claude-code/export.js';
+import { adapterExportConfig } from '../../src/adapters/claude-code/export.js';
 import {
   inspectBashCommand,
   inspectTargetPath,
@@ -18,10 +18,11 @@ import { parsePayload } from '../../src/adapters/claude-code/hook.js';
 import { hookRegistrations, mergeHookSettings } from '../../src/adapters/claude-code/init.js';
 import { compactionContext, gateReason, nextAction } from '../../src/adapters/claude-code/messages.js';
 import { digestRestatement } from '../../src/adapters/claude-code/restatement.js';
-import { fileKey } from '../../src/adapters/claude-code/state.js';
+import { fileKey, spoolDir } from '../../src/adapters/claude-code/state.js';
 import { digestTaskRecord, taskRecordTemplate } from '../../src/adapters/claude-code/task-record.js';
 import { InputError } from '../../src/decision/problems.js';
 import { createDigestKey, digestValue } from '../../src/digest/digest.js';
+import { MAX_SPOOL_FILES, spoolRequest } from '../../src/export/spool.js';
 
 let dir = '';
 beforeEach(() => {
@@ -118,35 +119,42 @@ describe('configuration', () => {
         export: { endpoint: 'http://collector:4318', timeoutMs: 5, headers: { 'x-token': 't' } },
       }),
     );
-    const { config, warnings } = loadConfig(dir, {
+    const env = {
       CONTINUITY_OTLP_PROTOCOL: 'http/protobuf',
       CONTINUITY_GATE_POLICY: 'unverified=ask',
       CONTINUITY_OTLP_HEADERS: 'authorization=Bearer x',
-    });
+    };
+    const { config, warnings } = loadConfig(dir, env);
+    // The export section is resolved only when a hook exports (the gate never loads the exporter).
+    const exported = adapterExportConfig(config, env);
     expect(config.taskRecordPath).toBe(join(dir, 'docs', 'task.json'));
     expect(config.gate.tools).toEqual(['Write', 'Bash']);
     expect(config.gate.policy).toEqual({ conflicting: 'ask', unverified: 'ask' });
-    expect(config.export.tracesUrl).toBe('http://collector:4318/v1/traces');
-    expect(config.export.protocol).toBe('http/protobuf');
-    expect(config.export.timeoutMs).toBe(1500);
-    expect(config.export.headers).toEqual({ 'x-token': 't', authorization: 'Bearer x' });
+    expect(exported.config.tracesUrl).toBe('http://collector:4318/v1/traces');
+    expect(exported.config.protocol).toBe('http/protobuf');
+    expect(exported.config.timeoutMs).toBe(1500);
+    expect(exported.config.headers).toEqual({ 'x-token': 't', authorization: 'Bearer x' });
     expect(warnings.join('\n')).toMatch(/gate\.policy\.bogus: unknown state/);
     expect(warnings.join('\n')).toMatch(/gate\.policy\.dropped: expected allow, ask or deny/);
-    expect(warnings.join('\n')).toMatch(/timeoutMs: expected an integer/);
+    expect(exported.warnings.join('\n')).toMatch(/timeoutMs: expected an integer/);
   });
 
   it('defaults to a local continuity serve, JSON encoding, the five gated tools, export on', () => {
     const { config, warnings } = loadConfig(dir, {});
-    expect(config.export).toEqual({
-      enabled: true,
-      tracesUrl: 'http://127.0.0.1:4318/v1/traces',
-      protocol: 'http/json',
-      timeoutMs: 1500,
-      headers: {},
+    expect(adapterExportConfig(config, {})).toEqual({
+      warnings: [],
+      config: {
+        enabled: true,
+        tracesUrl: 'http://127.0.0.1:4318/v1/traces',
+        protocol: 'http/json',
+        timeoutMs: 1500,
+        headers: {},
+      },
     });
     expect(config.gate.tools).toEqual(['Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'Bash']);
     expect(warnings).toEqual([]);
-    expect(loadConfig(dir, { CONTINUITY_EXPORT: 'off' }).config.export.enabled).toBe(false);
+    const off = { CONTINUITY_EXPORT: 'off' };
+    expect(adapterExportConfig(loadConfig(dir, off).config, off).config.enabled).toBe(false);
   });
 });
 
@@ -439,7 +447,8 @@ describe('spool', () => {
     for (let i = 0; i < MAX_SPOOL_FILES; i++) {
       writeFileSync(join(spool, `${String(i).padStart(15, '0')}-1-a.json`), '{}', { mode: 0o600 });
     }
-    const dropped = spoolRequest(env, Buffer.from('{"new":true}'), 'json');
+    expect(spoolDir(env)).toBe(spool);
+    const dropped = spoolRequest(spool, Buffer.from('{"new":true}'), 'json');
     expect(dropped).toBe(1);
     const names = readdirSync(spool).filter((n) => n.endsWith('.json'));
     expect(names).toHaveLength(MAX_SPOOL_FILES);

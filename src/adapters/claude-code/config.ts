@@ -1,10 +1,13 @@
 /**
  * The adapter's configuration: `.continuity/config.json` in the project (optional), overridden by
  * `CONTINUITY_*` environment variables. Claude Code removes `OTEL_*` variables from hook processes,
- * so the exporter has its own settings here.
+ * so the exporter has its own settings (`src/export/config.ts`, shared with the recording commands).
  *
- * Lean (the gate loads it): no zod. A bad value never stops a hook: it is reported as a warning
- * (one stderr line) and the default is used instead, because a hook must never break the agent.
+ * Lean (the gate loads it): no zod, and nothing of the exporter. The file's `export` section is
+ * kept as read and resolved only by the recording hooks that export (`./export.ts`), so the
+ * gate's fast path never loads `src/export`. A bad value never stops a hook: it is reported as a
+ * warning (one stderr line) and the default is used instead, because a hook must never break the
+ * agent.
  *
  * The gate's policy lives here too: what the gate answers for each continuity state. A verdict is
  * `allow` (no objection: Claude Code's normal permission flow decides; the gate never answers
@@ -15,6 +18,7 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
+import type { ExportFileSection } from '../../export/config.js';
 import { isRecord, readJsonFile } from './state.js';
 
 // ── Gate policy ───────────────────────────────────────────────────────────────────────────────
@@ -82,43 +86,22 @@ export const PROJECT_STATE_DIR = '.continuity';
 export const DEFAULT_TASK_RECORD = `${PROJECT_STATE_DIR}/task.json`;
 /** Default configuration file, relative to the project directory. */
 export const DEFAULT_CONFIG_FILE = `${PROJECT_STATE_DIR}/config.json`;
-/** Default OTLP/HTTP base endpoint: a local `continuity serve`. */
+/** Default OTLP/HTTP base endpoint of the hooks: a local `continuity serve`. */
 export const DEFAULT_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
-/** Default time allowed for one export attempt, in milliseconds. */
-export const DEFAULT_EXPORT_TIMEOUT_MS = 1500;
+/** The runtime name written on every compaction span and ledger record, and the spans' `service.name`. */
+export const RUNTIME = 'claude-code';
 
-/** Environment variables read by the adapter, defined once. */
+/**
+ * Environment variables read by the adapter, defined once. The exporter's (`CONTINUITY_EXPORT`,
+ * `CONTINUITY_OTLP_*`) are `EXPORT_ENV` in `src/export/config.ts`.
+ */
 export const ENV = {
   config: 'CONTINUITY_CONFIG',
   taskRecord: 'CONTINUITY_TASK_RECORD',
   gateTools: 'CONTINUITY_GATE_TOOLS',
   gatePolicy: 'CONTINUITY_GATE_POLICY',
-  export: 'CONTINUITY_EXPORT',
-  otlpEndpoint: 'CONTINUITY_OTLP_ENDPOINT',
-  otlpTracesEndpoint: 'CONTINUITY_OTLP_TRACES_ENDPOINT',
-  otlpProtocol: 'CONTINUITY_OTLP_PROTOCOL',
-  otlpTimeoutMs: 'CONTINUITY_OTLP_TIMEOUT_MS',
-  otlpHeaders: 'CONTINUITY_OTLP_HEADERS',
   projectDir: 'CLAUDE_PROJECT_DIR',
 } as const;
-
-/** OTLP/HTTP encodings the exporter can send. */
-export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
-export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
-
-/** Exporter settings. */
-export interface ExportConfig {
-  /** Send spans at all. Default true (`CONTINUITY_EXPORT=off` turns it off). */
-  enabled: boolean;
-  /** The full traces URL. Default `http://127.0.0.1:4318/v1/traces`. */
-  tracesUrl: string;
-  /** Encoding. Default `http/json` (no protobuf library to load in a short hook process). */
-  protocol: OtlpProtocol;
-  /** Time allowed for one request, in milliseconds. Default 1500. */
-  timeoutMs: number;
-  /** Extra HTTP headers (for a collector that wants a token). Default none. */
-  headers: Record<string, string>;
-}
 
 /** Write gate settings. */
 export interface GateConfig {
@@ -140,7 +123,12 @@ export interface AdapterConfig {
   /** Absolute path of the task record. Default `<project>/.continuity/task.json`. */
   taskRecordPath: string;
   gate: GateConfig;
-  export: ExportConfig;
+  /**
+   * The configuration file's `export` section as read (unvalidated; empty without a file),
+   * resolved with the `CONTINUITY_OTLP_*` variables by `adapterExportConfig` in `./export.ts`
+   * when a hook exports. Default: export on, to {@link DEFAULT_OTLP_ENDPOINT}.
+   */
+  exportFile: ExportFileSection;
 }
 
 /** A resolved configuration and what was wrong with the input (each already replaced by a default). */
@@ -200,19 +188,6 @@ function readTools(raw: unknown, source: string, warnings: string[]): readonly s
   return undefined;
 }
 
-function tracesUrlFrom(base: string): string {
-  return `${base.replace(/\/+$/, '')}/v1/traces`;
-}
-
-function validUrl(text: string): boolean {
-  try {
-    const u = new URL(text);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The project directory of a hook or command: `CLAUDE_PROJECT_DIR` (set by Claude Code for
  * hooks), else the hook payload's `cwd`, else the process's working directory.
@@ -264,58 +239,12 @@ export function loadConfig(projectDir: string, env: NodeJS.ProcessEnv = process.
     warnings.push(`${fileLabel}.gate.protectContinuityFiles: expected true or false; using true`);
   }
 
-  // Export
-  let enabled = exportRaw.enabled !== false;
-  const envExport = env[ENV.export];
-  if (envExport !== undefined) enabled = !/^(?:0|off|false|no|none)$/i.test(envExport.trim());
-  let tracesUrl = tracesUrlFrom(DEFAULT_OTLP_ENDPOINT);
-  const candidates: Array<[string | undefined, string, boolean]> = [
-    [
-      typeof exportRaw.endpoint === 'string' ? exportRaw.endpoint : undefined,
-      `${fileLabel}.export.endpoint`,
-      false,
-    ],
-    [
-      typeof exportRaw.tracesEndpoint === 'string' ? exportRaw.tracesEndpoint : undefined,
-      `${fileLabel}.export.tracesEndpoint`,
-      true,
-    ],
-    [env[ENV.otlpEndpoint], ENV.otlpEndpoint, false],
-    [env[ENV.otlpTracesEndpoint], ENV.otlpTracesEndpoint, true],
-  ];
-  for (const [value, source, full] of candidates) {
-    if (value === undefined || value === '') continue;
-    if (validUrl(value)) tracesUrl = full ? value : tracesUrlFrom(value);
-    else warnings.push(`${source}: expected an http(s) URL; ignored`);
-  }
-  let protocol: OtlpProtocol = 'http/json';
-  const protoRaw = env[ENV.otlpProtocol] ?? exportRaw.protocol;
-  if (protoRaw !== undefined) {
-    if ((OTLP_PROTOCOLS as readonly unknown[]).includes(protoRaw)) protocol = protoRaw as OtlpProtocol;
-    else warnings.push(`export protocol: expected http/json or http/protobuf; using http/json`);
-  }
-  let timeoutMs = DEFAULT_EXPORT_TIMEOUT_MS;
-  const timeoutRaw = env[ENV.otlpTimeoutMs] ?? exportRaw.timeoutMs;
-  if (timeoutRaw !== undefined) {
-    const n = Number(timeoutRaw);
-    if (Number.isInteger(n) && n >= 50 && n <= 10_000) timeoutMs = n;
-    else
-      warnings.push(
-        `export timeoutMs: expected an integer from 50 to 10000; using ${DEFAULT_EXPORT_TIMEOUT_MS}`,
-      );
-  }
-  const headers: Record<string, string> = {};
-  if (isRecord(exportRaw.headers)) {
-    for (const [k, v] of Object.entries(exportRaw.headers)) if (typeof v === 'string') headers[k] = v;
-  }
-  if (env[ENV.otlpHeaders]) for (const [k, v] of parsePairs(env[ENV.otlpHeaders]!)) headers[k] = v;
-
   return {
     config: {
       projectDir,
       taskRecordPath,
       gate: { tools, policy, protectContinuityFiles },
-      export: { enabled, tracesUrl, protocol, timeoutMs, headers },
+      exportFile: { values: exportRaw, label: `${fileLabel}.export` },
     },
     warnings,
   };

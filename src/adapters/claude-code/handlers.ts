@@ -11,14 +11,14 @@ import { type ActivityState, NORMALIZER_VERSION, OPAQUE_ID_PATTERN } from '../..
 import { compareCriticality } from '../../decision/names.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
 import { loadDigestKey } from '../../digest/key-file.js';
+import { boundarySpanIds, type ExportSpan, nowNs, randomSpanIds } from '../../export/spans.js';
 import { activityAttributes, evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
 import { EVIDENCE_MISSING_REASONS, SPAN_ACTIVITY, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
-import type { AdapterConfig } from './config.js';
+import { type AdapterConfig, RUNTIME } from './config.js';
 import { type EvidenceStore, openEvidence } from './evidence.js';
-import { exportSpans } from './export.js';
+import { exportHookSpans } from './export.js';
 import type { HookPayload } from './hook.js';
 import { compactionContext } from './messages.js';
-import { boundarySpanIds, type HookSpan, nowNs, RUNTIME, randomSpanIds } from './spans.js';
 import {
   createMarker,
   type GateBoundary,
@@ -139,7 +139,7 @@ export async function onPreCompact(p: HookPayload, ctx: HookContext): Promise<st
   }
 
   const boundaryCtx = { boundaryId, runtime: RUNTIME, ...(trigger ? { trigger } : {}) };
-  const span: HookSpan = {
+  const span: ExportSpan = {
     name: SPAN_COMPACTION_PRE,
     ids: boundarySpanIds(p.sessionId, boundaryId, 'pre'),
     startNs,
@@ -159,7 +159,7 @@ export async function onPreCompact(p: HookPayload, ctx: HookContext): Promise<st
         : evidenceMissingAttributes('pre', p.sessionId, missing!, boundaryCtx),
     error: missing !== undefined,
   };
-  await exportSpans([span], config.export, ctx.env, (l) => ctx.warn(`PreCompact: ${l}`));
+  await exportHookSpans([span], config, ctx.env, (l) => ctx.warn(`PreCompact: ${l}`));
   return '';
 }
 
@@ -219,7 +219,7 @@ async function ensureBoundary(p: HookPayload, ctx: HookContext, event: string): 
     await store.append({ type: 'boundary', ...base, compactedAt: now });
   });
   if (openedHere) {
-    const span: HookSpan = {
+    const span: ExportSpan = {
       name: SPAN_COMPACTION_PRE,
       ids: boundarySpanIds(p.sessionId, b.id, 'pre'),
       startNs: nowNs(),
@@ -231,7 +231,7 @@ async function ensureBoundary(p: HookPayload, ctx: HookContext, event: string): 
       }),
       error: true,
     };
-    await exportSpans([span], ctx.config.export, ctx.env, (l) => ctx.warn(`${event}: ${l}`));
+    await exportHookSpans([span], ctx.config, ctx.env, (l) => ctx.warn(`${event}: ${l}`));
   }
   return b;
 }
@@ -287,14 +287,14 @@ export async function onActivity(p: HookPayload, state: ActivityState, ctx: Hook
     return true;
   });
   if (ok) writeActivity(p.sessionId, state, ctx.env);
-  const span: HookSpan = {
+  const span: ExportSpan = {
     name: SPAN_ACTIVITY,
     ids: randomSpanIds(),
     startNs,
     endNs: nowNs(),
     attributes: activityAttributes(p.sessionId, state),
   };
-  await exportSpans([span], ctx.config.export, ctx.env, (l) => ctx.warn(`${p.event}: ${l}`));
+  await exportHookSpans([span], ctx.config, ctx.env, (l) => ctx.warn(`${p.event}: ${l}`));
   return '';
 }
 

@@ -4,13 +4,8 @@
  */
 
 // → runtime adapter: Claude Code (hooks, the write gate, the agent's restatement, init)
-export type {
-  AdapterConfig,
-  ExportConfig,
-  GateConfig,
-  GatePolicy,
-  GateVerdict,
-} from './config.js';
+export type { ExportConfig } from '../../export/config.js';
+export type { AdapterConfig, GateConfig, GatePolicy, GateVerdict } from './config.js';
 export {
   DEFAULT_GATE_POLICY,
   DEFAULT_GATED_TOOLS,

@@ -13,15 +13,14 @@ import { dirname, resolve } from 'node:path';
 import { NORMALIZER_VERSION, OPAQUE_ID_PATTERN, type Snapshot } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
-import { approvalAttributes, snapshotAttributes } from '../../otel/attributes.js';
-import { SPAN_COMPACTION_POST, SPAN_DECISION_APPROVAL } from '../../otel/semconv.js';
-import { loadConfig, policyVerdict, resolveProjectDir } from './config.js';
+import { approvalSpan, compactionSpan } from '../../export/ledger-spans.js';
+import { type ExportSpan, nowNs } from '../../export/spans.js';
+import { loadConfig, policyVerdict, RUNTIME, resolveProjectDir } from './config.js';
 import { type BoundaryEvidence, classifyEvidence, gateBoundaryOf, openEvidence } from './evidence.js';
-import { exportSpans } from './export.js';
+import { exportHookSpans } from './export.js';
 import { systemNow, taskRecordLabel } from './handlers.js';
 import { nextAction } from './messages.js';
 import { digestRestatement } from './restatement.js';
-import { boundarySpanIds, type HookSpan, nowNs, RUNTIME, randomSpanIds } from './spans.js';
 import { boundaryView, readProjectSession, writeGateState } from './state.js';
 import { readTaskOutline } from './task-record.js';
 
@@ -60,23 +59,23 @@ export interface ObserveResult {
 /**
  * `agent.decision.approval` spans for the approvals recorded since the boundary's pre snapshot,
  * sent before the post span so a span processor (e.g. `continuity serve`) sees the same approvals
- * the ledger holds. Ids are derived from the approval's ledger seq: re-sending one (each
- * restatement sends them again) repeats the same span, which a backend can de-duplicate.
+ * the ledger holds. Ids are derived from the approval's ledger seq, exactly as
+ * `continuity approve` derives them: re-sending one (each restatement sends them again) repeats
+ * the same span, which a backend can de-duplicate.
+ *
+ * Why re-send at all, now that `continuity approve` exports its own span: it does so only when an
+ * endpoint is configured where the human runs it (`--otlp-endpoint` or
+ * `CONTINUITY_OTLP_ENDPOINT`), and a human's terminal usually has neither, while the hooks export
+ * to a local `continuity serve` by default. Without this re-send such an approval would never
+ * reach the processor, which would keep the boundary `conflicting` while the gate, reading the
+ * ledger, says `approved_change`.
  */
-function approvalSpans(ev: BoundaryEvidence, traceId: string): HookSpan[] {
+function approvalSpans(ev: BoundaryEvidence): ExportSpan[] {
   const preSeq = ev.seqs.pre ?? 0;
-  const out: HookSpan[] = [];
+  const out: ExportSpan[] = [];
   ev.approvals.forEach((a, i) => {
     const seq = ev.seqs.approvals[i] ?? 0;
-    if (seq <= preSeq) return;
-    const at = BigInt(Date.parse(a.approvedAt)) * 1_000_000n;
-    out.push({
-      name: SPAN_DECISION_APPROVAL,
-      ids: { traceId, spanId: boundarySpanIds(ev.sessionId, ev.boundaryId, 'pre', `approval-${seq}`).spanId },
-      startNs: at,
-      endNs: at,
-      attributes: approvalAttributes(ev.sessionId, a),
-    });
+    if (seq > preSeq) out.push(approvalSpan(ev.sessionId, a, seq, ev.boundaryId));
   });
   return out;
 }
@@ -155,26 +154,23 @@ export async function runObserve(options: ObserveOptions): Promise<ObserveResult
     writeGateState(sessionId, gb, now, env);
 
     const post: Snapshot = { sessionId, capturedAt: now, normalizerVersion: NORMALIZER_VERSION, decisions };
-    const pre = boundarySpanIds(sessionId, before.boundaryId, 'pre');
-    await exportSpans(
+    await exportHookSpans(
       [
-        ...approvalSpans(ev, pre.traceId),
-        {
-          name: SPAN_COMPACTION_POST,
-          // Same trace as the pre span (derived from the boundary), a fresh span per restatement.
-          ids: { traceId: pre.traceId, spanId: randomSpanIds().spanId },
-          startNs,
-          endNs: nowNs(),
-          attributes: snapshotAttributes('post', post, {
+        ...approvalSpans(ev),
+        // Same trace as the pre span (derived from the boundary), linked to it; a fresh span per restatement.
+        compactionSpan(
+          'post',
+          post,
+          {
             boundaryId: before.boundaryId,
             runtime: RUNTIME,
             ...(trigger ? { trigger } : {}),
             ...(ev.compactedAt ? { compactedAt: ev.compactedAt } : {}),
-          }),
-          links: [pre],
-        },
+          },
+          { startNs, endNs: nowNs() },
+        ),
       ],
-      config.export,
+      config,
       env,
       (l) => process.stderr.write(`continuity: ${l}\n`),
     );
