@@ -2,11 +2,16 @@
  * `continuity approve`: records a human's approval of one decision's change, from one value (or
  * digest) to another. Values are digested with the scheme the session's pre snapshot used for the
  * decision and dropped. See docs/ledger.md.
+ *
+ * With an endpoint configured (`--otlp-endpoint`, `CONTINUITY_OTLP_ENDPOINT`) it then exports an
+ * `agent.decision.approval` span (digests and ids only) in the trace of the session's latest
+ * boundary, its id derived from the ledger seq; see `record-export.ts`.
  */
 import type { Command } from 'commander';
 import { DecisionNameSchema, DigestSchema } from '../../decision/model.js';
 import { InputError, type InputProblem } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
+import { approvalSpan } from '../../export/ledger-spans.js';
 import { type ApprovalSide, buildApproval } from '../../ledger/capture.js';
 import { readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
@@ -17,8 +22,9 @@ import {
   type LedgerFlags,
   ledgerPathOf,
 } from './ledger-options.js';
+import { addExportOptions, checkExportFlags, type ExportFlags, exportRecorded } from './record-export.js';
 
-interface ApproveFlags extends LedgerFlags {
+interface ApproveFlags extends LedgerFlags, ExportFlags {
   session: string;
   decision: string;
   from?: string;
@@ -85,8 +91,9 @@ export function registerApprove(program: Command): void {
       "digest the values with the digest key (default: the scheme of the session's pre snapshot)",
     )
     .option('--no-sensitive', 'digest the values with plain SHA-256');
-  addLedgerOptions(cmd).action(async (opts: ApproveFlags) => {
+  addExportOptions(addLedgerOptions(cmd)).action(async (opts: ApproveFlags) => {
     checkIdFlags('approve', { '--session': opts.session, '--ref': opts.ref, '--by': opts.by });
+    checkExportFlags('approve', opts);
     const problems: InputProblem[] = [];
     const name = DecisionNameSchema.safeParse(opts.decision);
     if (!name.success)
@@ -96,6 +103,7 @@ export function registerApprove(program: Command): void {
     if (problems.length > 0) throw new InputError('approve', problems);
     const path = ledgerPathOf(opts);
     const chainKey = chainKeyOf(opts);
+    const latest = readLatestBoundary(path, opts.session);
     const record = buildApproval({
       sessionId: opts.session,
       decision: opts.decision,
@@ -106,14 +114,17 @@ export function registerApprove(program: Command): void {
       nowMs: Date.now(),
       sensitive: opts.sensitive,
       digestKey: loadDigestKey(),
-      inherit: readLatestBoundary(path, opts.session)?.pre ?? null,
+      inherit: latest?.pre ?? null,
     });
     const ledger = Ledger.open(path, { chainKey });
+    let seq: number;
     try {
-      const stored = await ledger.append(record);
-      process.stdout.write(`approval recorded: ${opts.decision} (ref ${opts.ref}), seq ${stored.seq}\n`);
+      seq = (await ledger.append(record)).seq;
+      process.stdout.write(`approval recorded: ${opts.decision} (ref ${opts.ref}), seq ${seq}\n`);
     } finally {
       await ledger.close();
     }
+    // Recorded: from here on nothing changes the exit code.
+    await exportRecorded([approvalSpan(opts.session, record, seq, latest?.boundaryId ?? null)], opts, path);
   });
 }

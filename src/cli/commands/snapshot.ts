@@ -1,11 +1,17 @@
 /**
  * `continuity snapshot`: digests decision values and appends a pre or post snapshot to the ledger;
  * prints the boundary id. The values are dropped after digesting. See docs/ledger.md.
+ *
+ * With an endpoint configured (`--otlp-endpoint`, `CONTINUITY_OTLP_ENDPOINT`) it then exports the
+ * snapshot as an `agent.compaction.pre` / `.post` span (digests only), in the boundary's trace, the
+ * post span linked to the pre span; see `record-export.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
 import { InputError } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
+import { compactionSpan } from '../../export/ledger-spans.js';
+import { nowNs } from '../../export/spans.js';
 import { captureSnapshot } from '../../ledger/capture.js';
 import { readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
@@ -18,8 +24,9 @@ import {
   type LedgerFlags,
   ledgerPathOf,
 } from './ledger-options.js';
+import { addExportOptions, checkExportFlags, type ExportFlags, exportRecorded } from './record-export.js';
 
-interface SnapshotFlags extends LedgerFlags {
+interface SnapshotFlags extends LedgerFlags, ExportFlags {
   session: string;
   phase: Phase;
   boundary?: string;
@@ -49,12 +56,14 @@ export function registerSnapshot(program: Command): void {
       '--decisions <file>',
       'JSON file (- for stdin): name → value, or name → {value, revision?, observedAt?, source?, sensitive?}',
     );
-  addLedgerOptions(cmd).action(async (opts: SnapshotFlags) => {
+  addExportOptions(addLedgerOptions(cmd)).action(async (opts: SnapshotFlags) => {
+    const startNs = nowNs();
     checkIdFlags('snapshot', {
       '--session': opts.session,
       '--boundary': opts.boundary,
       '--runtime': opts.runtime,
     });
+    checkExportFlags('snapshot', opts);
     const source = opts.decisions === '-' ? '(stdin)' : opts.decisions;
     const decisions = readJsonInput(opts.decisions);
     const path = ledgerPathOf(opts);
@@ -88,11 +97,41 @@ export function registerSnapshot(program: Command): void {
       inherit: opts.phase === 'post' && latest?.boundaryId === boundaryId ? latest.pre : null,
     });
     const ledger = Ledger.open(path, { chainKey });
+    let seq: number;
     try {
-      await ledger.append(record);
+      seq = (await ledger.append(record)).seq;
     } finally {
       await ledger.close();
     }
     process.stdout.write(`${boundaryId}\n`);
+
+    // Recorded: from here on nothing changes the exit code.
+    const same = latest?.boundaryId === boundaryId ? latest : null;
+    const runtime = record.runtime ?? same?.runtime;
+    const trigger = record.trigger ?? same?.trigger;
+    const span = compactionSpan(
+      opts.phase,
+      {
+        sessionId: record.sessionId,
+        capturedAt: record.capturedAt,
+        normalizerVersion: record.normalizerVersion,
+        decisions: record.decisions,
+      },
+      {
+        boundaryId,
+        ...(runtime !== undefined && { runtime }),
+        ...(trigger !== undefined && { trigger }),
+        ...(opts.phase === 'post' && same?.compactedAt !== undefined && { compactedAt: same.compactedAt }),
+      },
+      {
+        startNs,
+        endNs: nowNs(),
+        // The first pre of a boundary is the span the post links to. A re-capture (another pre for
+        // the same boundary) and every post get their own span, derived from the ledger seq, so
+        // a processor does not drop them as retries of an earlier span.
+        ...((opts.phase === 'post' || same?.pre) && { part: `${opts.phase}-${seq}` }),
+      },
+    );
+    await exportRecorded([span], opts, path);
   });
 }
