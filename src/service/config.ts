@@ -366,6 +366,25 @@ export function resolveBearerToken(config: ServiceConfig): string | undefined {
   return token;
 }
 
+/**
+ * An endpoint URL safe to print: user info and query values replaced, since some backends take
+ * credentials there (`https://user:key@host/…`, `…?api-key=…`). Text that is not a URL is
+ * returned unchanged (it cannot carry either).
+ */
+export function redactUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  // A plain word: URL encoding would turn '(redacted)' into %28redacted%29 in the query.
+  if (u.username) u.username = 'redacted';
+  if (u.password) u.password = 'redacted';
+  for (const key of [...u.searchParams.keys()]) u.searchParams.set(key, 'redacted');
+  return u.toString();
+}
+
 /** The configuration with secrets replaced, for `--print-config` and logs. */
 export function redactConfig(config: ServiceConfig): unknown {
   const redactHeaders = (h: Record<string, string>) =>
@@ -376,10 +395,22 @@ export function redactConfig(config: ServiceConfig): unknown {
       ...config.server,
       bearerToken: config.server.bearerToken === undefined ? undefined : '(redacted)',
     },
-    downstream: { ...config.downstream, headers: redactHeaders(config.downstream.headers) },
+    downstream: {
+      ...config.downstream,
+      endpoint: redactOptionalUrl(config.downstream.endpoint),
+      headers: redactHeaders(config.downstream.headers),
+    },
     metrics: {
       ...config.metrics,
-      otlp: { ...config.metrics.otlp, headers: redactHeaders(config.metrics.otlp.headers) },
+      otlp: {
+        ...config.metrics.otlp,
+        endpoint: redactOptionalUrl(config.metrics.otlp.endpoint),
+        headers: redactHeaders(config.metrics.otlp.headers),
+      },
     },
   };
+}
+
+function redactOptionalUrl(url: string | undefined): string | undefined {
+  return url === undefined ? undefined : redactUrl(url);
 }

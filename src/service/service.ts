@@ -25,7 +25,13 @@ import {
   type OtlpTraceRequest,
 } from '../otlp/index.js';
 import type { OtlpEncoding } from './body.js';
-import { defaultStateDir, resolveBearerToken, SERVICE_DEFAULTS, type ServiceConfig } from './config.js';
+import {
+  defaultStateDir,
+  redactUrl,
+  resolveBearerToken,
+  SERVICE_DEFAULTS,
+  type ServiceConfig,
+} from './config.js';
 import { checkResourceSpans, enrichPostSpans, inspectRequest, rejectionMessage } from './enrich.js';
 import { Forwarder } from './forwarder.js';
 import { createLogger, type Logger } from './log.js';
@@ -255,7 +261,9 @@ export class ContinuityService {
       otlp: `${service.url}${SERVICE_DEFAULTS.tracesPath}`,
       metrics: `${service.metricsUrl}${SERVICE_DEFAULTS.metricsPath}`,
       downstream:
-        config.downstream.endpoint ?? '(none: metrics only, spans counted as dropped no_downstream)',
+        config.downstream.endpoint === undefined
+          ? '(none: metrics only, spans counted as dropped no_downstream)'
+          : redactUrl(config.downstream.endpoint),
       pending: correlator.pendingCount,
     });
     return service;

@@ -13,6 +13,7 @@ import {
   parseByteSize,
   parseDuration,
   redactConfig,
+  redactUrl,
   SERVICE_DEFAULTS,
 } from '../../src/service/config.js';
 import { parseOtlpHeaders, signalUrl } from '../../src/service/env.js';
@@ -231,6 +232,22 @@ describe('service configuration', () => {
       expect(signalUrl('http://c:4318', '/v1/traces')).toBe('http://c:4318/v1/traces');
       expect(signalUrl('http://c:4318/base/', '/v1/metrics')).toBe('http://c:4318/base/v1/metrics');
     });
+  });
+
+  it('redacts credentials carried in endpoint URLs (user info, query values) and keeps the rest', () => {
+    expect(redactUrl('https://user:key-123@tempo.example:4318/v1/traces?api-key=abc&x=1')).toBe(
+      'https://redacted:redacted@tempo.example:4318/v1/traces?api-key=redacted&x=redacted',
+    );
+    expect(redactUrl('http://127.0.0.1:4319/v1/traces')).toBe('http://127.0.0.1:4319/v1/traces');
+    const c = loadServiceConfig({
+      env: {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://u:downstream-pass@h:4318/v1/traces?token=q-secret',
+      },
+    });
+    const text = JSON.stringify(redactConfig(c));
+    expect(text).not.toContain('downstream-pass');
+    expect(text).not.toContain('q-secret');
+    expect(text).toContain('h:4318/v1/traces');
   });
 
   it('never prints secrets with --print-config', () => {
