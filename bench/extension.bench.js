@@ -13,33 +13,12 @@
 // figures are printed beside it.
 //
 // Run: npm run bench (builds first), or node bench/run.js extension after `npm run build`.
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ContinuityProcessor, createContinuity } from '../dist/index.js';
-
-let sink = 0;
-
-/** @type {import('@opentelemetry/sdk-trace-base').SpanExporter} */
-const nullExporter = {
-  export(spans, done) {
-    sink += spans.length;
-    done({ code: 0 });
-  },
-  shutdown: () => Promise.resolve(),
-  forceFlush: () => Promise.resolve(),
-};
+import { exportedSpans, pipeline as sharedPipeline } from './pipeline.js';
 
 /** @param {boolean} withProcessor */
 function pipeline(withProcessor) {
-  const batch = new BatchSpanProcessor(nullExporter, {
-    maxQueueSize: 8192,
-    maxExportBatchSize: 512,
-    scheduledDelayMillis: 100,
-  });
-  const spanProcessors = withProcessor
-    ? [new ContinuityProcessor({ maxPendingBoundaries: 100_000 }), batch]
-    : [batch];
-  const provider = new BasicTracerProvider({ spanProcessors });
-  return { tracer: provider.getTracer('bench-agent'), provider };
+  return sharedPipeline(withProcessor ? [new ContinuityProcessor({ maxPendingBoundaries: 100_000 })] : []);
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -120,4 +99,4 @@ process.stdout.write(
   `pre+post pair, 5 decisions, + ContinuityProcessor:   ${fmt(full.ratio)}× two plain spans` +
     ` (${fmt(full.pairUs)} µs vs ${fmt(full.plainUs)} µs)\n`,
 );
-if (sink < 0) process.stdout.write('unreachable\n');
+if (exportedSpans() < 0) process.stdout.write('unreachable\n');

@@ -17,40 +17,24 @@
 //    digesting the values is the extension's cost, not the processor's.
 //
 // Run: npm run bench (builds first), or node bench/run.js processor after `npm run build`.
-import { BasicTracerProvider, BatchSpanProcessor, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ContinuityProcessor, digestValue, snapshotAttributes } from '../dist/index.js';
+import { exportedSpans, pipeline as sharedPipeline } from './pipeline.js';
 
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
-let sink = 0;
-
-/** @type {import('@opentelemetry/sdk-trace-base').SpanExporter} */
-const nullExporter = {
-  export(spans, done) {
-    sink += spans.length;
-    done({ code: 0 });
-  },
-  shutdown: () => Promise.resolve(),
-  forceFlush: () => Promise.resolve(),
-};
-
 /**
  * The same pipeline, with nothing, a ContinuityProcessor or a NoopSpanProcessor before the batch
  * processor.
  * @param {'none' | 'continuity' | 'noop'} first
  */
 function pipeline(first) {
-  const batch = new BatchSpanProcessor(nullExporter, {
-    maxQueueSize: 8192,
-    maxExportBatchSize: 512,
-    scheduledDelayMillis: 100,
-  });
   const extra =
     first === 'continuity' ? [new ContinuityProcessor()] : first === 'noop' ? [new NoopSpanProcessor()] : [];
-  const provider = new BasicTracerProvider({ spanProcessors: [...extra, batch] });
-  providers.push(provider);
-  return { tracer: provider.getTracer('bench-agent'), provider };
+  const built = sharedPipeline(extra);
+  providers.push(built.provider);
+  return built;
 }
-/** @type {BasicTracerProvider[]} */
+/** @type {import('@opentelemetry/sdk-trace-base').BasicTracerProvider[]} */
 const providers = [];
 
 /** Yields so the batch processor can export (it exports in a promise continuation). */
@@ -250,4 +234,4 @@ process.stdout.write(
 );
 
 await Promise.all(providers.map((p) => p.shutdown()));
-if (sink === -1) process.stdout.write('');
+if (exportedSpans() === -1) process.stdout.write('');
