@@ -5,12 +5,10 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { attributesToRecord, decodeTraceRequest, type OtlpSpan } from '../../src/otlp/index.js';
+import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'continuity.js');
@@ -48,78 +46,15 @@ export function runCli(
   });
 }
 
-/** A span as the tests read it: name, ids, links and attributes as a plain record. */
-export interface SeenSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  links: Array<{ traceId: string; spanId: string }>;
-  attributes: Record<string, unknown>;
-}
+/** A running OTLP/HTTP receiver (the shared test receiver). */
+export type Receiver = OtlpReceiver;
 
-/** A running OTLP/HTTP receiver. */
-export interface Receiver {
-  endpoint: string;
-  /** Raw bodies, for leak scans. */
-  bodies: Buffer[];
-  spans: SeenSpan[];
-  errors: string[];
-  /** While true, every request is answered 503 (the receiver is "down"). */
-  failing: boolean;
-  close(): Promise<void>;
-}
-
-function toSeen(s: OtlpSpan): SeenSpan {
-  return {
-    name: s.name,
-    traceId: s.traceId,
-    spanId: s.spanId,
-    links: s.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
-    attributes: attributesToRecord(s.attributes) as Record<string, unknown>,
-  };
-}
-
-/** Starts a receiver on 127.0.0.1 with a free port; it decodes JSON and protobuf with src/otlp. */
-export async function startReceiver(): Promise<Receiver> {
-  const r: Receiver = {
-    endpoint: '',
-    bodies: [],
-    spans: [],
-    errors: [],
-    failing: false,
-    close: async () => {},
-  };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (r.failing) {
-        res.writeHead(503).end();
-        return;
-      }
-      const body = Buffer.concat(chunks);
-      const type = String(req.headers['content-type'] ?? '');
-      const format = type.startsWith('application/x-protobuf') ? 'protobuf' : 'json';
-      try {
-        if (req.url !== '/v1/traces') throw new Error(`unexpected path ${req.url}`);
-        const decoded = decodeTraceRequest(
-          format === 'json' ? body.toString('utf8') : new Uint8Array(body),
-          format,
-        );
-        r.bodies.push(body);
-        for (const rs of decoded.resourceSpans)
-          for (const ss of rs.scopeSpans) for (const s of ss.spans) r.spans.push(toSeen(s));
-        res.writeHead(200, { 'content-type': type }).end(format === 'json' ? '{}' : Buffer.alloc(0));
-      } catch (e) {
-        r.errors.push((e as Error).message);
-        res.writeHead(400).end();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  r.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  r.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return r;
+/**
+ * Starts the shared OTLP/HTTP receiver on 127.0.0.1 with a free port, taking trace requests only
+ * (the hooks and recording commands send no metrics; anything else is an error).
+ */
+export function startReceiver(): Promise<Receiver> {
+  return startOtlpReceiver({ paths: [TRACES_PATH] });
 }
 
 /** A temporary world: project directory, state directory, ledger. */

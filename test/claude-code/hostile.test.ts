@@ -121,7 +121,7 @@ describe('hostile payloads never leak', () => {
         transcript_path: `/home/alice/.claude/projects/${marker}-transcript.jsonl`,
         custom_instructions: `${marker}-instructions keep the secret sk-${'a'.repeat(30)}`,
       };
-      receiver.failing = true; // everything goes to the spool first
+      receiver.setMode({ kind: 'fail', status: 503 }); // everything goes to the spool first
       expect((await hook(world, sid, 'PreCompact', { trigger: 'manual', ...extra })).status).toBe(0);
       expect(
         (await hook(world, sid, 'PostCompact', { trigger: 'manual', compact_summary: summary, ...extra }))
@@ -139,7 +139,7 @@ describe('hostile payloads never leak', () => {
       expect(widePermissions(world.state)).toEqual([]);
 
       // The receiver is back: the next hook run delivers the spool, oldest first.
-      receiver.failing = false;
+      receiver.setMode({ kind: 'ok' });
       const before = receiver.spans.length;
       expect((await hook(world, sid, 'Stop', { stop_hook_active: false, ...extra })).status).toBe(0);
       const delivered = receiver.spans.slice(before).filter((s) => s.attributes[ATTR_SESSION_ID] === sid);
@@ -147,12 +147,12 @@ describe('hostile payloads never leak', () => {
       expect(
         readdirSync(join(world.state, 'claude-code', 'spool')).filter((n) => n.endsWith('.json')),
       ).toEqual([]);
-      const wire = Buffer.concat(receiver.bodies).toString('latin1');
+      const wire = Buffer.concat(receiver.requests.map((r) => r.body)).toString('latin1');
       expect(wire).not.toContain(marker);
       expect(wire).not.toContain('/home/alice');
       expect(wire).not.toContain(world.root);
     } finally {
-      receiver.failing = false;
+      receiver.setMode({ kind: 'ok' });
       world.dispose();
     }
   });

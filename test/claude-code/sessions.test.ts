@@ -221,7 +221,7 @@ describe('Claude Code session replays', () => {
           expect(postSpan!.attributes[ATTR_GEN_AI_CONVERSATION_COMPACTED]).toBe(true);
           expect(postSpan!.traceId).toBe(preSpan!.traceId);
           expect(postSpan!.links).toContainEqual({ traceId: preSpan!.traceId, spanId: preSpan!.spanId });
-          const wire = Buffer.concat(receiver.bodies).toString('latin1');
+          const wire = Buffer.concat(receiver.requests.map((r) => r.body)).toString('latin1');
           for (const raw of [...rawStrings(c), secretSummary, world.root]) expect(wire).not.toContain(raw);
           expect(receiver.errors).toEqual([]);
         } finally {

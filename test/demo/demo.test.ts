@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_CONTINUITY_STATE, METRIC_BOUNDARIES, SPAN_COMPACTION_POST } from '../../src/otel/semconv.js';
 import { attributesToRecord } from '../../src/otlp/index.js';
-import { type Receiver, startReceiver } from '../otel/receiver.js';
+import {
+  type OtlpReceiver as Receiver,
+  startOtlpReceiver as startReceiver,
+} from '../support/otlp-receiver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -60,8 +63,8 @@ describe('npm run demo', () => {
       expect(receiver.errors).toEqual([]);
       const expectedType = protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
       for (const r of receiver.requests) expect(r.contentType).toContain(expectedType);
-      const states = receiver
-        .spans()
+      const states = receiver.spans
+        .map((s) => s.span)
         .filter((s) => s.name === SPAN_COMPACTION_POST)
         .map((s) => attributesToRecord(s.attributes)[ATTR_CONTINUITY_STATE])
         .sort();

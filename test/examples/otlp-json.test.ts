@@ -9,7 +9,6 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +45,7 @@ import {
   total,
   waitFor,
 } from '../service/harness.js';
+import { deadEndpoint } from '../support/otlp-receiver.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = join(ROOT, 'examples', 'otlp-json');
@@ -379,11 +379,7 @@ print(json.dumps(out))
       expect(badSession.stderr).toContain('--session');
 
       // A port that was free a moment ago: the connection is refused.
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-      const port = (probe.address() as import('node:net').AddressInfo).port;
-      await new Promise<void>((r) => probe.close(() => r()));
-      const down = await run(SCRIPT, ['--endpoint', `http://127.0.0.1:${port}`]);
+      const down = await run(SCRIPT, ['--endpoint', await deadEndpoint()]);
       expect(down.code).toBe(1);
       expect(down.stderr).toContain('could not reach');
     });

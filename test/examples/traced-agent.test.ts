@@ -12,7 +12,10 @@ import {
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
 import { attributesToRecord } from '../../src/otlp/index.js';
-import { type Receiver, startReceiver } from '../otel/receiver.js';
+import {
+  type OtlpReceiver as Receiver,
+  startOtlpReceiver as startReceiver,
+} from '../support/otlp-receiver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -66,7 +69,7 @@ describe('examples/traced-agent', () => {
       });
       expect(code).toBe(0);
       expect(receiver.errors).toEqual([]);
-      const spans = receiver.spans();
+      const spans = receiver.spans.map((s) => s.span);
       const names = new Set(spans.map((s) => s.name));
       for (const name of ['agent.turn', 'chat fake-model', 'execute_tool run_tests', 'summarize']) {
         expect(names).toContain(name);

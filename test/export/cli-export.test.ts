@@ -135,7 +135,7 @@ describe('recording commands with an endpoint', () => {
     expect(ok.status, ok.stderr).toBe(EXIT.ok);
     expect(pre.stderr + post.stderr + ok.stderr).toBe('');
 
-    const spans = receiver.spans();
+    const spans = receiver.spans;
     expect(spans.map((s) => s.name)).toEqual([
       SPAN_COMPACTION_PRE,
       SPAN_COMPACTION_POST,
@@ -196,7 +196,7 @@ describe('recording commands with an endpoint', () => {
       expect(r.headers['x-tenant']).toBe('team-7');
       expect(r.body.toString('latin1')).not.toMatch(RAW);
     }
-    expect(receiver.spans().map((s) => s.name)).toEqual([SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL]);
+    expect(receiver.spans.map((s) => s.name)).toEqual([SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL]);
   });
 
   it('exit 0 with a dead endpoint, spool the request (0600), and deliver it oldest first on the next run', async () => {
@@ -234,7 +234,7 @@ describe('recording commands with an endpoint', () => {
     );
     expect(post.status, post.stderr).toBe(EXIT.ok);
     expect(post.stderr).toBe('');
-    expect(receiver.spans().map((s) => s.name)).toEqual([
+    expect(receiver.spans.map((s) => s.name)).toEqual([
       SPAN_COMPACTION_PRE,
       SPAN_DECISION_APPROVAL,
       SPAN_COMPACTION_POST,
@@ -245,27 +245,18 @@ describe('recording commands with an endpoint', () => {
 
   it('keep a request the receiver refuses in rejected/, exit 0 and say so', async () => {
     // A receiver that answers 400 to everything: a request it refuses is not retried forever.
-    const { createServer } = await import('node:http');
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(400).end());
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    try {
-      const r = await snapshot(
-        'sess-d',
-        'pre',
-        PRE,
-        place.env({ CONTINUITY_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }),
-      );
-      expect(r.status).toBe(EXIT.ok);
-      expect(r.stderr).toMatch(/refused 1 request\(s\); kept in the spool's rejected\/ folder/);
-      expect(spooled(place.spool)).toEqual([]);
-      expect(spooled(join(place.spool, 'rejected'))).toHaveLength(1);
-    } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-    }
+    receiver.setMode({ kind: 'fail', status: 400 });
+    const r = await snapshot(
+      'sess-d',
+      'pre',
+      PRE,
+      place.env({ CONTINUITY_OTLP_ENDPOINT: receiver.endpoint }),
+    );
+    expect(r.status).toBe(EXIT.ok);
+    expect(r.stderr).toMatch(/refused 1 request\(s\); kept in the spool's rejected\/ folder/);
+    expect(receiver.attempts.map((a) => a.status)).toEqual([400]);
+    expect(spooled(place.spool)).toEqual([]);
+    expect(spooled(join(place.spool, 'rejected'))).toHaveLength(1);
   });
 
   it('still exits 0 when the spool cannot be written, and says the span is lost', async () => {

@@ -30,7 +30,10 @@ import {
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
 import { attributesToRecord, type OtlpMetric, type OtlpSpan } from '../../src/otlp/index.js';
-import { type Receiver, startReceiver } from './receiver.js';
+import {
+  type OtlpReceiver as Receiver,
+  startOtlpReceiver as startReceiver,
+} from '../support/otlp-receiver.js';
 
 const casesPath = new URL('../../examples/six-case/cases.json', import.meta.url);
 const cases = loadReplayFixture(JSON.parse(readFileSync(casesPath, 'utf8')), 'examples/six-case/cases.json');
@@ -109,7 +112,10 @@ describe.each(VARIANTS)('six cases over OTLP $protocol', (variant) => {
   });
 
   it('carries the continuity state the processor wrote on each post span', () => {
-    const posts = bySession(receiver.spans(), SPAN_COMPACTION_POST);
+    const posts = bySession(
+      receiver.spans.map((s) => s.span),
+      SPAN_COMPACTION_POST,
+    );
     expect([...posts.keys()].sort()).toEqual(Object.keys(EXPECTED).sort());
     for (const [session, expected] of Object.entries(EXPECTED)) {
       const attrs = attributesToRecord(posts.get(session)!.attributes);
@@ -123,7 +129,7 @@ describe.each(VARIANTS)('six cases over OTLP $protocol', (variant) => {
   });
 
   it('links each post span to its pre span', () => {
-    const spans = receiver.spans();
+    const spans = receiver.spans.map((s) => s.span);
     const pres = bySession(spans, SPAN_COMPACTION_PRE);
     const posts = bySession(spans, SPAN_COMPACTION_POST);
     for (const session of Object.keys(EXPECTED)) {

@@ -1,24 +1,22 @@
 /**
  * Test support for `continuity serve`: start the real command as a child process
- * (`node bin/continuity.js serve --config FILE`, free ports, its own state directory), a real
- * downstream OTLP/HTTP receiver on 127.0.0.1, a Prometheus text scraper, and polling helpers.
- * Every process is stopped by its PID.
+ * (`node bin/continuity.js serve --config FILE`, free ports, its own state directory), the shared
+ * OTLP/HTTP receiver (test/support/otlp-receiver.ts) as its downstream, a Prometheus text
+ * scraper, and polling helpers. Every process is stopped by its PID.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
+import type { OtlpMetricsRequest } from '../../src/otlp/types.js';
 import {
-  attributesToRecord,
-  decodeMetricsRequest,
-  decodeTraceRequest,
-  encodeTraceResponse,
-} from '../../src/otlp/index.js';
-import type { OtlpMetricsRequest, OtlpSpan } from '../../src/otlp/types.js';
+  METRICS_PATH,
+  type ReceivedSpan,
+  type ReceiverMode,
+  startOtlpReceiver,
+} from '../support/otlp-receiver.js';
 
 const REPO = new URL('../..', import.meta.url).pathname;
 const BIN = join(REPO, 'bin', 'continuity.js');
@@ -114,23 +112,12 @@ export async function startServe(options: StartServeOptions = {}): Promise<Serve
   };
 }
 
-/** A span the downstream received, with its attributes as a record and its resource's. */
-export interface ReceivedSpan {
-  span: OtlpSpan;
-  attributes: Record<string, unknown>;
-  resource: Record<string, unknown>;
-}
+export type { ReceivedSpan } from '../support/otlp-receiver.js';
 
-/** What the downstream answers: 200, or a failure status (with Retry-After seconds). */
-export type DownstreamMode =
-  | { kind: 'ok' }
-  | { kind: 'fail'; status: number; retryAfter?: number }
-  /** Accept, but only after `ms` (a slow downstream). */
-  | { kind: 'slow'; ms: number }
-  /** Answer 200 with an OTLP partial success refusing `rejected` spans of each request. */
-  | { kind: 'partial'; rejected: number };
+/** What the downstream answers trace requests: 200, a failure status, slowly or a partial success. */
+export type DownstreamMode = ReceiverMode;
 
-/** A real OTLP/HTTP receiver standing in for the next hop (a collector, Jaeger, Tempo). */
+/** The shared OTLP/HTTP receiver standing in for the next hop (a collector, Jaeger, Tempo). */
 export interface Downstream {
   /** `http://127.0.0.1:port` */
   base: string;
@@ -138,10 +125,10 @@ export interface Downstream {
   spans: ReceivedSpan[];
   metrics: OtlpMetricsRequest[];
   /** Trace export requests seen (including failed ones). */
-  attempts: number;
-  contentTypes: Set<string>;
+  readonly attempts: number;
+  readonly contentTypes: Set<string>;
   /** `Content-Encoding` values of trace requests (`identity` when none). */
-  contentEncodings: Set<string>;
+  readonly contentEncodings: Set<string>;
   setMode(mode: DownstreamMode): void;
   /** Stops listening (connections refused) until {@link Downstream.reopen}. */
   close(): Promise<void>;
@@ -149,101 +136,27 @@ export interface Downstream {
   reopen(): Promise<void>;
 }
 
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-/** Starts the downstream receiver on a free port. */
+/** Starts the downstream receiver on a free port of 127.0.0.1. */
 export async function startDownstream(): Promise<Downstream> {
-  let mode: DownstreamMode = { kind: 'ok' };
-  const spans: ReceivedSpan[] = [];
-  const metrics: OtlpMetricsRequest[] = [];
-  const contentTypes = new Set<string>();
-  const contentEncodings = new Set<string>();
-  let attempts = 0;
-  let server: Server;
-  const handler = async (req: IncomingMessage, res: import('node:http').ServerResponse) => {
-    let body = await readAll(req);
-    if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-    const format = req.headers['content-type']?.startsWith('application/json') ? 'json' : 'protobuf';
-    if (req.url === '/v1/metrics') {
-      metrics.push(decodeMetricsRequest(body, format));
-      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/json' });
-      res.end(format === 'json' ? '{}' : '');
-      return;
-    }
-    attempts++;
-    contentTypes.add(req.headers['content-type'] ?? '');
-    contentEncodings.add(req.headers['content-encoding'] ?? 'identity');
-    if (mode.kind === 'fail') {
-      const headers: Record<string, string> = {};
-      if (mode.retryAfter !== undefined) headers['retry-after'] = String(mode.retryAfter);
-      res.writeHead(mode.status, headers);
-      res.end();
-      return;
-    }
-    if (mode.kind === 'slow') await new Promise((r) => setTimeout(r, (mode as { ms: number }).ms));
-    if (mode.kind === 'partial') {
-      const answer = encodeTraceResponse(
-        { partialSuccess: { rejectedSpans: String(mode.rejected), errorMessage: 'refused by the test' } },
-        format,
-      );
-      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' });
-      res.end(answer);
-      return;
-    }
-    const decoded = decodeTraceRequest(body, format);
-    for (const rs of decoded.resourceSpans) {
-      const resource = attributesToRecord(rs.resource?.attributes);
-      for (const ss of rs.scopeSpans) {
-        for (const span of ss.spans)
-          spans.push({ span, attributes: attributesToRecord(span.attributes), resource });
-      }
-    }
-    res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' });
-    res.end(format === 'json' ? '{}' : '');
-  };
-  const make = () => {
-    const s = createServer((req, res) => {
-      handler(req, res).catch(() => {
-        res.writeHead(400);
-        res.end();
-      });
-    });
-    s.keepAliveTimeout = 1000;
-    return s;
-  };
-  server = make();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
+  const r = await startOtlpReceiver();
+  const traced = () => r.attempts.filter((a) => a.path !== METRICS_PATH);
   return {
-    base: `http://127.0.0.1:${port}`,
-    port,
-    spans,
-    metrics,
+    base: r.endpoint,
+    port: r.port,
+    spans: r.spans,
+    metrics: r.metrics,
     get attempts() {
-      return attempts;
+      return traced().length;
     },
-    contentTypes,
-    contentEncodings,
-    setMode: (m) => {
-      mode = m;
+    get contentTypes() {
+      return new Set(traced().map((a) => a.contentType));
     },
-    close: async () => {
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      });
+    get contentEncodings() {
+      return new Set(traced().map((a) => a.contentEncoding));
     },
-    reopen: async () => {
-      server = make();
-      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-    },
+    setMode: (mode) => r.setMode(mode),
+    close: () => r.close(),
+    reopen: () => r.reopen(),
   };
 }
 
