@@ -208,8 +208,8 @@ function pairChunk(tracer, compaction, c) {
   for (let i = 0; i < 64; i++) {
     if (compaction) {
       const p = /** @type {(typeof PAIRS)[number]} */ (PAIRS[(c * 64 + i) % SESSIONS]);
-      tracer.startSpan('agent.compaction.pre', { attributes: p.pre }).end();
-      tracer.startSpan('agent.compaction.post', { attributes: p.post }).end();
+      tracer.startSpan('continuity.compaction.pre', { attributes: p.pre }).end();
+      tracer.startSpan('continuity.compaction.post', { attributes: p.post }).end();
     } else {
       tracer.startSpan('chat', { attributes: PLAIN }).end();
       tracer.startSpan('chat', { attributes: PLAIN }).end();

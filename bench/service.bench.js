@@ -76,17 +76,26 @@ function batches(count, mix, tag) {
       const sid = `${tag}-${b}-${p}`;
       const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' };
       spans.push(
-        span('agent.compaction.pre', snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx)),
+        span(
+          'continuity.compaction.pre',
+          snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx),
+        ),
       );
       spans.push(
-        span('agent.compaction.post', snapshotAttributes('post', snapshot(sid, '2026-11-30T10:05:00Z'), ctx)),
+        span(
+          'continuity.compaction.post',
+          snapshotAttributes('post', snapshot(sid, '2026-11-30T10:05:00Z'), ctx),
+        ),
       );
     }
     for (let p = 0; p < (mix.pres ?? 0); p++) {
       const sid = `${tag}-${b}-${p}`;
       const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' };
       spans.push(
-        span('agent.compaction.pre', snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx)),
+        span(
+          'continuity.compaction.pre',
+          snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx),
+        ),
       );
     }
     while (spans.length < BATCH) {
@@ -367,7 +376,7 @@ async function main() {
         runtime: 'sdk',
         trigger: 'auto',
       });
-      const event = readCompactionSpan('agent.compaction.pre', attrs, 1764500000000000000n, {
+      const event = readCompactionSpan('continuity.compaction.pre', attrs, 1764500000000000000n, {
         traceId: hex(i + 1, 32),
         spanId: hex(i + 1, 16),
       });
@@ -399,7 +408,7 @@ async function main() {
           .end();
       });
       const m = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
-      const p = /^agent_continuity_pending\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
+      const p = /^continuity_pending\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
       return { rss: Number(m?.[1]), pending: Number(p?.[1]) };
     };
     await sendAll(svc.otlp, batches(10, {}, 'memwarm'));

@@ -1,15 +1,15 @@
 #!/bin/sh
 # One compaction boundary sent as OTLP/JSON with curl, the way an agent that is not a Node
 # process (Python, Go, a shell hook) can report it to `continuity serve` or to a collector in
-# front of it: an agent.compaction.pre span, then (one second later, after "compaction") an
-# agent.activity span and an agent.compaction.post span.
+# front of it: an continuity.compaction.pre span, then (one second later, after "compaction") an
+# continuity.activity span and an continuity.compaction.post span.
 #
 #   examples/otlp-json/send-boundary.sh [--variant unchanged|changed-scope|approved-scope]
 #                                       [--session ID] [--endpoint URL]
 #
-#   unchanged       every decision restated as before          -> agent.continuity.state preserved
+#   unchanged       every decision restated as before          -> continuity.state preserved
 #   changed-scope   the scope widened, nobody approved it      -> conflicting (primary decision scope)
-#   approved-scope  the same change, with an agent.decision.approval span between pre and post
+#   approved-scope  the same change, with an continuity.approval span between pre and post
 #                                                              -> approved_change
 #
 # Endpoint: --endpoint, else CONTINUITY_OTLP_ENDPOINT, else http://127.0.0.1:4318/v1/traces.
@@ -85,10 +85,10 @@ bool() { printf '{"key":"%s","value":{"boolValue":%s}}' "$1" "$2"; }
 # The per-decision attributes: decision NAME DIGEST OBSERVED_AT [APPROVAL_REF [REVISION]]
 decision() {
   printf '%s,%s,%s' \
-    "$(str "agent.continuity.decision.$1.digest" "$2")" \
-    "$(int "agent.continuity.decision.$1.revision" "${5:-1}")" \
-    "$(str "agent.continuity.decision.$1.observed_at" "$3")"
-  [ -z "${4:-}" ] || printf ',%s' "$(str "agent.continuity.decision.$1.approval_ref" "$4")"
+    "$(str "continuity.decision.$1.digest" "$2")" \
+    "$(int "continuity.decision.$1.revision" "${5:-1}")" \
+    "$(str "continuity.decision.$1.observed_at" "$3")"
+  [ -z "${4:-}" ] || printf ',%s' "$(str "continuity.decision.$1.approval_ref" "$4")"
 }
 
 # What pre and post spans share: the session key, the boundary, the runtime, the trigger,
@@ -96,12 +96,12 @@ decision() {
 snapshot() {
   printf '%s,%s,%s,%s,%s,%s,%s' \
     "$(str session.id "$session")" \
-    "$(str agent.compaction.boundary.id "$boundary")" \
-    "$(str agent.compaction.runtime "$RUNTIME")" \
-    "$(str agent.compaction.trigger auto)" \
-    "$(int agent.continuity.normalizer.version 1)" \
-    "$(str agent.continuity.captured_at "$1")" \
-    '{"key":"agent.continuity.decision.names","value":{"arrayValue":{"values":[{"stringValue":"scope"},{"stringValue":"target"},{"stringValue":"acceptance_test"}]}}}'
+    "$(str continuity.boundary.id "$boundary")" \
+    "$(str continuity.runtime "$RUNTIME")" \
+    "$(str continuity.compaction.trigger auto)" \
+    "$(int continuity.normalizer.version 1)" \
+    "$(str continuity.captured_at "$1")" \
+    '{"key":"continuity.decision.names","value":{"arrayValue":{"values":[{"stringValue":"scope"},{"stringValue":"target"},{"stringValue":"acceptance_test"}]}}}'
 }
 
 # One span: span NAME START_SECONDS TRACE_ID ATTRIBUTES (kind 1 = INTERNAL; a point in time)
@@ -143,7 +143,7 @@ send() {
 # ── Before compaction: the pre span, with the decisions as the agent holds them ──────────────
 set -- $(now)
 pre_s=$1 pre_at=$2
-send agent.compaction.pre "$(request "$(span agent.compaction.pre "$pre_s" "$(hex 16)" \
+send continuity.compaction.pre "$(request "$(span continuity.compaction.pre "$pre_s" "$(hex 16)" \
   "$(snapshot "$pre_at"),$(decision scope "$SCOPE_DIGEST" "$pre_at"),$(decision target "$TARGET_DIGEST" "$pre_at"),$(decision acceptance_test "$ACCEPTANCE_TEST_DIGEST" "$pre_at")")")"
 
 # The runtime compacts its context. A post observation counts only when it is strictly later
@@ -160,14 +160,14 @@ if [ "$variant" = approved-scope ]; then
   # approver id; the approval itself happened elsewhere, e.g. `continuity approve`).
   set -- $(now)
   scope_ref=CHG-1234 scope_revision=2
-  send agent.decision.approval "$(request "$(span agent.decision.approval "$1" "$(hex 16)" \
-    "$(str session.id "$session"),$(str agent.continuity.approval.decision scope),$(str agent.continuity.approval.from_digest "$SCOPE_DIGEST"),$(str agent.continuity.approval.to_digest "$WIDER_SCOPE_DIGEST"),$(str agent.continuity.approval.ref "$scope_ref"),$(str agent.continuity.approval.approved_by alice),$(str agent.continuity.approval.approved_at "$2")")")"
+  send continuity.approval "$(request "$(span continuity.approval "$1" "$(hex 16)" \
+    "$(str session.id "$session"),$(str continuity.approval.decision scope),$(str continuity.approval.from_digest "$SCOPE_DIGEST"),$(str continuity.approval.to_digest "$WIDER_SCOPE_DIGEST"),$(str continuity.approval.ref "$scope_ref"),$(str continuity.approval.approved_by alice),$(str continuity.approval.approved_at "$2")")")"
 fi
 
 set -- $(now)
 post_s=$1 post_at=$2
 trace=$(hex 16) # a new agent turn, a new trace: continuity correlates by session, not by trace
-activity=$(span agent.activity "$post_s" "$trace" "$(str session.id "$session"),$(str agent.activity.state working)")
-post=$(span agent.compaction.post "$post_s" "$trace" \
+activity=$(span continuity.activity "$post_s" "$trace" "$(str session.id "$session"),$(str continuity.activity.state working)")
+post=$(span continuity.compaction.post "$post_s" "$trace" \
   "$(snapshot "$post_at"),$(bool gen_ai.conversation.compacted true),$(decision scope "$scope_digest" "$post_at" "$scope_ref" "$scope_revision"),$(decision target "$TARGET_DIGEST" "$post_at"),$(decision acceptance_test "$ACCEPTANCE_TEST_DIGEST" "$post_at")")
-send agent.compaction.post "$(request "$activity,$post")"
+send continuity.compaction.post "$(request "$activity,$post")"

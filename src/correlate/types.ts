@@ -99,7 +99,7 @@ export interface Resolution {
   /**
    * True when this resolution was produced by observing its own post event just now, so an SDK
    * processor can still write the result onto that post span. Otherwise the result needs an
-   * `agent.continuity.check` span.
+   * `continuity.check` span.
    */
   resolvedAtPost: boolean;
   /** The pre span, for the link from the post (or check) span. */

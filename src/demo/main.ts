@@ -4,7 +4,7 @@
  * NodeSDK runs with the {@link ContinuityProcessor} and a metric reader; the six boundaries of
  * `examples/six-case/cases.json` are replayed through the SDK extension (values in, digests out,
  * with the fixture's timestamps). The table shows the continuity state the processor wrote on
- * each post span beside the event-only rule, then the `agent.continuity.boundaries` counts read
+ * each post span beside the event-only rule, then the `continuity.boundaries` counts read
  * back from the metric reader.
  *
  * With `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans and metrics are also exported over OTLP/HTTP

@@ -1,6 +1,6 @@
 /**
- * The spans of recorded evidence: a pre or post snapshot (`agent.compaction.pre` / `.post`) and a
- * human approval (`agent.decision.approval`), with the attributes of the shared codec
+ * The spans of recorded evidence: a pre or post snapshot (`continuity.compaction.pre` / `.post`) and a
+ * human approval (`continuity.approval`), with the attributes of the shared codec
  * (`src/otel/attributes.ts`: digests, names, revisions, times and opaque ids, never a value).
  *
  * Ids are derived, not random, wherever the evidence allows: every span of a boundary lives in the
@@ -29,7 +29,7 @@ export interface SpanTiming {
 }
 
 /**
- * An `agent.compaction.pre` or `agent.compaction.post` span for `snapshot` in the boundary's
+ * An `continuity.compaction.pre` or `continuity.compaction.post` span for `snapshot` in the boundary's
  * trace. The post span carries `gen_ai.conversation.compacted` (from the codec) and a link to the
  * boundary's pre span.
  */
@@ -57,7 +57,7 @@ export function compactionSpan(
 }
 
 /**
- * The `agent.decision.approval` span of the approval recorded at ledger `seq`, at its approval
+ * The `continuity.approval` span of the approval recorded at ledger `seq`, at its approval
  * time. In the trace of the session's boundary `boundaryId` when there is one (else a trace of its
  * own); the span id is derived from the seq, so every sender (`continuity approve`,
  * `continuity observe`) sends the same span.

@@ -53,6 +53,7 @@ import {
   type CompactionTrigger,
   decisionAttr,
   EVIDENCE_MISSING_REASONS,
+  NAMESPACE,
   SPAN_ACTIVITY,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
@@ -99,10 +100,10 @@ export type SnapshotEvidence =
   | { snapshot: Snapshot; evidenceMissing?: never }
   | { snapshot: null; evidenceMissing: string };
 
-/** An `agent.compaction.pre` span: the pre-compaction snapshot opens a boundary. */
+/** A `continuity.compaction.pre` span: the pre-compaction snapshot opens a boundary. */
 export type PreCompactionEvent = EventBase & BoundaryFields & SnapshotEvidence & { kind: 'pre' };
 
-/** An `agent.compaction.post` span: the post-compaction observation resolves the boundary. */
+/** A `continuity.compaction.post` span: the post-compaction observation resolves the boundary. */
 export type PostCompactionEvent = EventBase &
   BoundaryFields &
   SnapshotEvidence & {
@@ -111,13 +112,13 @@ export type PostCompactionEvent = EventBase &
     compactedAt: string | null;
   };
 
-/** An `agent.decision.approval` span; `approval` is null when the attributes were malformed. */
+/** A `continuity.approval` span; `approval` is null when the attributes were malformed. */
 export type ApprovalEvent = EventBase & { kind: 'approval' } & (
     | { approval: Approval; evidenceMissing?: never }
     | { approval: null; evidenceMissing: string }
   );
 
-/** An `agent.activity` span: the agent's activity state, its own dimension beside continuity. */
+/** A `continuity.activity` span: the agent's activity state, its own dimension beside continuity. */
 export type ActivityEvent = EventBase & { kind: 'activity'; state: ActivityState };
 
 /** What a compaction-related span means to the correlator. */
@@ -154,7 +155,7 @@ function boundaryAttributes(
 }
 
 /**
- * The attributes of an `agent.compaction.pre` or `agent.compaction.post` span for a snapshot:
+ * The attributes of a `continuity.compaction.pre` or `continuity.compaction.post` span for a snapshot:
  * session, boundary fields, normalizer version, capture time, the decision names (string array)
  * and per decision its digest, revision, observed_at, source and approval_ref. Digests only: the
  * snapshot type carries no raw values. On the post span also `gen_ai.conversation.compacted`.
@@ -182,7 +183,7 @@ export function snapshotAttributes(
 
 /**
  * The attributes of a pre or post span whose snapshot could not be taken: the session, the
- * boundary fields and `agent.continuity.evidence_missing` with a reason code (for example
+ * boundary fields and `continuity.evidence_missing` with a reason code (for example
  * `capture_failed`). Its boundary resolves to `unverified`, never to a match.
  */
 export function evidenceMissingAttributes(
@@ -198,7 +199,7 @@ export function evidenceMissingAttributes(
   return attrs;
 }
 
-/** The attributes of an `agent.decision.approval` span (digests and opaque ids only). */
+/** The attributes of a `continuity.approval` span (digests and opaque ids only). */
 export function approvalAttributes(sessionId: string, approval: Approval): Attributes {
   return {
     [ATTR_SESSION_ID]: sessionId,
@@ -211,13 +212,13 @@ export function approvalAttributes(sessionId: string, approval: Approval): Attri
   };
 }
 
-/** The attributes of an `agent.activity` span. */
+/** The attributes of a `continuity.activity` span. */
 export function activityAttributes(sessionId: string, state: ActivityState): Attributes {
   return { [ATTR_SESSION_ID]: sessionId, [ATTR_ACTIVITY_STATE]: state };
 }
 
 /**
- * The attributes the processor writes onto a post span (or an `agent.continuity.check` span):
+ * The attributes the processor writes onto a post span (or a `continuity.check` span):
  * state, action, reason, primary decision (when there is one), every decision's verdict, and the
  * activity state as its own attribute.
  */
@@ -241,7 +242,7 @@ export function classificationAttributes(
 }
 
 /**
- * The attributes of an `agent.continuity.check` span: the boundary's identity plus
+ * The attributes of a `continuity.check` span: the boundary's identity plus
  * {@link classificationAttributes}.
  */
 export function checkAttributes(
@@ -261,8 +262,8 @@ export function checkAttributes(
 
 /** True for the span names {@link readCompactionSpan} reads. Cheap: one comparison for most names. */
 export function isCompactionSpanName(name: string): boolean {
-  // Every name we read starts with "agent."; most spans fail on the first character.
-  if (name.charCodeAt(0) !== 97 /* a */ || !name.startsWith('agent.')) return false;
+  // Every name we read starts with "continuity."; most spans fail on the first character.
+  if (name.charCodeAt(0) !== 99 /* c */ || !name.startsWith(`${NAMESPACE}.`)) return false;
   return (
     name === SPAN_COMPACTION_PRE ||
     name === SPAN_COMPACTION_POST ||
@@ -278,7 +279,7 @@ export function isCompactionSpanName(name: string): boolean {
  *
  * `attributes` is a plain record (SDK span attributes, or decoded OTLP attributes where int64
  * values may be decimal strings). `startTime` is the span's start time (ns or HrTime); the
- * capture time falls back to it when `agent.continuity.captured_at` is absent. Never throws.
+ * capture time falls back to it when `continuity.captured_at` is absent. Never throws.
  */
 export function readCompactionSpan(
   name: string,

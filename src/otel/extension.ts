@@ -9,7 +9,7 @@
  *
  * Nothing here throws into the agent. A capture that cannot produce evidence (a value the
  * normalizer refuses, a bad decision name, a ledger write that fails or times out) is recorded
- * as `agent.continuity.evidence_missing` on the span (and as an `evidence_missing` ledger record
+ * as `continuity.evidence_missing` on the span (and as an `evidence_missing` ledger record
  * when a ledger is configured), so the boundary resolves to `unverified`, never to a match.
  */
 import { randomUUID } from 'node:crypto';

@@ -12,7 +12,7 @@ export interface ContinuityProcessorOptions extends CorrelatorOptions {
    */
   meterProvider?: MeterProvider;
   /**
-   * Where `agent.continuity.check` spans go. Default: the global tracer provider (NodeSDK registers
+   * Where `continuity.check` spans go. Default: the global tracer provider (NodeSDK registers
    * it). With a provider you did not register globally, call `processor.setTracerProvider(provider)`.
    */
   tracerProvider?: TracerProvider;
@@ -29,7 +29,7 @@ export interface ContinuityProcessorOptions extends CorrelatorOptions {
    * something is pending. Default 1 000; at least 10.
    */
   checkIntervalMs?: number;
-  /** Most series of the `agent.continuity.needs_human` gauge. Default 1 000. */
+  /** Most series of the `continuity.needs_human` gauge. Default 1 000. */
   maxNeedsHumanSeries?: number;
   /**
    * Called with every resolved boundary after the span attributes and metrics are written (for a

@@ -35,17 +35,17 @@ import { INSTRUMENTATION_SCOPE, SPAN_CONTINUITY_CHECK } from './semconv.js';
 export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkIntervalMs: 1_000 });
 
 /**
- * Correlates `agent.compaction.pre` / `agent.compaction.post` / `agent.decision.approval` /
- * `agent.activity` spans per session (`session.id`, else `gen_ai.conversation.id`) with the core
+ * Correlates `continuity.compaction.pre` / `continuity.compaction.post` / `continuity.approval` /
+ * `continuity.activity` spans per session (`session.id`, else `gen_ai.conversation.id`) with the core
  * classifier, so the library, the CLI and the processor agree on every case.
  *
  * - `onEnding` (sdk-trace-base >= 2.3; the span is still writable there) writes
- *   `agent.continuity.state|action|reason|primary_decision`, every
- *   `agent.continuity.decision.<name>.verdict` and `agent.activity.state` onto the post span, and
+ *   `continuity.state|action|reason|primary_decision`, every
+ *   `continuity.decision.<name>.verdict` and `continuity.activity.state` onto the post span, and
  *   adds a link to the pre span with `span.addLink` (allowed until the span has ended).
  * - A boundary that resolves without a writable post span (post window expired, superseded by a
  *   later pre, evicted, drained at shutdown, post paired after a late pre) gets an
- *   `agent.continuity.check` span: a child of the pre span's context (so it sits in the same
+ *   `continuity.check` span: a child of the pre span's context (so it sits in the same
  *   trace), linked to the pre and post spans, carrying the same attributes. It is created through
  *   the tracer provider and goes through its span processors like any span.
  * - Ordinary spans cost one string check in `onEnding`; `onStart` and `onEnd` do nothing.
@@ -92,7 +92,7 @@ export class ContinuityProcessor implements SpanProcessor {
     this._tracerProvider = options.tracerProvider;
   }
 
-  /** Sends `agent.continuity.check` spans through this provider from now on. */
+  /** Sends `continuity.check` spans through this provider from now on. */
   setTracerProvider(tracerProvider: TracerProvider): void {
     this._tracerProvider = tracerProvider;
     this._tracer = undefined;
@@ -228,7 +228,7 @@ export class ContinuityProcessor implements SpanProcessor {
     if (!span.isRecording() && !this._warnedUnrecorded) {
       this._warnedUnrecorded = true;
       diag.warn(
-        'ContinuityProcessor: agent.continuity.check spans are not recorded (no tracer provider registered, or not sampled); pass tracerProvider or call setTracerProvider',
+        'ContinuityProcessor: continuity.check spans are not recorded (no tracer provider registered, or not sampled); pass tracerProvider or call setTracerProvider',
       );
     }
     span.end();

@@ -11,17 +11,25 @@
  * summary or key in any of these attributes: only digests, identifiers, integers and timestamps.
  */
 
+/**
+ * The namespace every name of this package lives in (spans, attributes, metrics): one the project
+ * owns, outside every OpenTelemetry namespace (`agent.*` and `gen_ai.*` belong to OpenTelemetry).
+ * The OpenTelemetry names used where they apply (`session.id`, `gen_ai.conversation.*`,
+ * `error.type`, `http.response.status_code`) are the only names outside it.
+ */
+export const NAMESPACE = 'continuity' as const;
+
 // ── Spans ────────────────────────────────────────────────────────────────────────────────────
 /** Emitted at the pre-compaction capture. */
-export const SPAN_COMPACTION_PRE = 'agent.compaction.pre' as const;
+export const SPAN_COMPACTION_PRE = 'continuity.compaction.pre' as const;
 /** Emitted at the post-compaction observation; the processor writes the continuity state on it. */
-export const SPAN_COMPACTION_POST = 'agent.compaction.post' as const;
+export const SPAN_COMPACTION_POST = 'continuity.compaction.post' as const;
 /** Emitted when a human approves a change of one decision. */
-export const SPAN_DECISION_APPROVAL = 'agent.decision.approval' as const;
+export const SPAN_DECISION_APPROVAL = 'continuity.approval' as const;
 /** Emitted by the processor when a boundary resolves without a post span. */
-export const SPAN_CONTINUITY_CHECK = 'agent.continuity.check' as const;
+export const SPAN_CONTINUITY_CHECK = 'continuity.check' as const;
 /** Emitted when the agent's activity state changes. */
-export const SPAN_ACTIVITY = 'agent.activity' as const;
+export const SPAN_ACTIVITY = 'continuity.activity' as const;
 
 /** The instrumentation scope (tracer and meter name) of everything this package emits. */
 export const INSTRUMENTATION_SCOPE = 'agent-continuity' as const;
@@ -35,22 +43,22 @@ export const ATTR_GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id' as const;
 export const ATTR_GEN_AI_CONVERSATION_COMPACTED = 'gen_ai.conversation.compacted' as const;
 
 // ── Boundary attributes (pre and post spans) ─────────────────────────────────────────────────
-export const ATTR_BOUNDARY_ID = 'agent.compaction.boundary.id' as const;
+export const ATTR_BOUNDARY_ID = 'continuity.boundary.id' as const;
 /** `manual` or `auto`. */
-export const ATTR_TRIGGER = 'agent.compaction.trigger' as const;
+export const ATTR_TRIGGER = 'continuity.compaction.trigger' as const;
 /** The agent runtime, e.g. `claude-code`, `codex-cli`, `gemini-cli`, `sdk`. */
-export const ATTR_RUNTIME = 'agent.compaction.runtime' as const;
-export const ATTR_NORMALIZER_VERSION = 'agent.continuity.normalizer.version' as const;
+export const ATTR_RUNTIME = 'continuity.runtime' as const;
+export const ATTR_NORMALIZER_VERSION = 'continuity.normalizer.version' as const;
 /** The decision names carried by this span (string array). */
-export const ATTR_DECISION_NAMES = 'agent.continuity.decision.names' as const;
+export const ATTR_DECISION_NAMES = 'continuity.decision.names' as const;
 /** Set when the snapshot could not be taken: a reason code such as `capture_failed`. */
-export const ATTR_EVIDENCE_MISSING = 'agent.continuity.evidence_missing' as const;
+export const ATTR_EVIDENCE_MISSING = 'continuity.evidence_missing' as const;
 /** The time the snapshot was captured (RFC 3339 UTC); span start time when absent. */
-export const ATTR_CAPTURED_AT = 'agent.continuity.captured_at' as const;
+export const ATTR_CAPTURED_AT = 'continuity.captured_at' as const;
 /** When the compaction happened (RFC 3339 UTC), on the post span when the runtime reported it. */
-export const ATTR_COMPACTED_AT = 'agent.compaction.compacted_at' as const;
+export const ATTR_COMPACTED_AT = 'continuity.compaction.compacted_at' as const;
 
-/** Per-decision attribute fields: `agent.continuity.decision.<name>.<field>`. */
+/** Per-decision attribute fields: `continuity.decision.<name>.<field>`. */
 export const DECISION_FIELDS = [
   'digest',
   'revision',
@@ -60,9 +68,9 @@ export const DECISION_FIELDS = [
   'verdict',
 ] as const;
 export type DecisionField = (typeof DECISION_FIELDS)[number];
-const DECISION_PREFIX = 'agent.continuity.decision.' as const;
+const DECISION_PREFIX = 'continuity.decision.' as const;
 
-/** The attribute key of one field of one decision, e.g. `agent.continuity.decision.scope.digest`. */
+/** The attribute key of one field of one decision, e.g. `continuity.decision.scope.digest`. */
 export function decisionAttr(name: string, field: DecisionField): string {
   return `${DECISION_PREFIX}${name}.${field}`;
 }
@@ -79,24 +87,24 @@ export function parseDecisionAttr(key: string): { name: string; field: DecisionF
 }
 
 // ── Approval spans ───────────────────────────────────────────────────────────────────────────
-export const ATTR_APPROVAL_DECISION = 'agent.continuity.approval.decision' as const;
-export const ATTR_APPROVAL_FROM_DIGEST = 'agent.continuity.approval.from_digest' as const;
-export const ATTR_APPROVAL_TO_DIGEST = 'agent.continuity.approval.to_digest' as const;
-export const ATTR_APPROVAL_REF = 'agent.continuity.approval.ref' as const;
-export const ATTR_APPROVAL_APPROVED_BY = 'agent.continuity.approval.approved_by' as const;
-export const ATTR_APPROVAL_APPROVED_AT = 'agent.continuity.approval.approved_at' as const;
+export const ATTR_APPROVAL_DECISION = 'continuity.approval.decision' as const;
+export const ATTR_APPROVAL_FROM_DIGEST = 'continuity.approval.from_digest' as const;
+export const ATTR_APPROVAL_TO_DIGEST = 'continuity.approval.to_digest' as const;
+export const ATTR_APPROVAL_REF = 'continuity.approval.ref' as const;
+export const ATTR_APPROVAL_APPROVED_BY = 'continuity.approval.approved_by' as const;
+export const ATTR_APPROVAL_APPROVED_AT = 'continuity.approval.approved_at' as const;
 
 // ── Written by the processor ─────────────────────────────────────────────────────────────────
-export const ATTR_CONTINUITY_STATE = 'agent.continuity.state' as const;
-export const ATTR_CONTINUITY_ACTION = 'agent.continuity.action' as const;
-export const ATTR_CONTINUITY_REASON = 'agent.continuity.reason' as const;
-export const ATTR_CONTINUITY_PRIMARY_DECISION = 'agent.continuity.primary_decision' as const;
+export const ATTR_CONTINUITY_STATE = 'continuity.state' as const;
+export const ATTR_CONTINUITY_ACTION = 'continuity.action' as const;
+export const ATTR_CONTINUITY_REASON = 'continuity.reason' as const;
+export const ATTR_CONTINUITY_PRIMARY_DECISION = 'continuity.primary_decision' as const;
 /** Activity, its own dimension beside continuity: `working`, `waiting_human`, `idle`. */
-export const ATTR_ACTIVITY_STATE = 'agent.activity.state' as const;
+export const ATTR_ACTIVITY_STATE = 'continuity.activity.state' as const;
 /** The activity value written when no activity was reported for the session. */
 export const ACTIVITY_STATE_UNKNOWN = 'unknown' as const;
 
-/** Reason codes of `agent.continuity.evidence_missing` (other lower-case codes are accepted). */
+/** Reason codes of `continuity.evidence_missing` (other lower-case codes are accepted). */
 export const EVIDENCE_MISSING_REASONS = {
   /** The snapshot could not be captured (the extension or hook failed). */
   captureFailed: 'capture_failed',
@@ -111,16 +119,16 @@ export const EVIDENCE_MISSING_REASONS = {
 } as const;
 
 // ── Metrics ──────────────────────────────────────────────────────────────────────────────────
-/** Counter of resolved boundaries. Attributes: state, reason, runtime, trigger, primary_decision. Prometheus: `agent_continuity_boundaries_total`. */
-export const METRIC_BOUNDARIES = 'agent.continuity.boundaries' as const;
-/** Gauge of sessions by latest continuity state × activity state. Prometheus: `agent_continuity_sessions`. */
-export const METRIC_SESSIONS = 'agent.continuity.sessions' as const;
-/** Gauge of boundaries waiting for their post observation. Prometheus: `agent_continuity_pending`. */
-export const METRIC_PENDING = 'agent.continuity.pending' as const;
-/** Histogram, seconds from boundary to post observation. Prometheus: `agent_compaction_reobservation_duration_seconds`. */
-export const METRIC_REOBSERVATION_DURATION = 'agent.compaction.reobservation.duration' as const;
+/** Counter of resolved boundaries. Attributes: state, reason, runtime, trigger, primary_decision. Prometheus: `continuity_boundaries_total`. */
+export const METRIC_BOUNDARIES = 'continuity.boundaries' as const;
+/** Gauge of sessions by latest continuity state × activity state. Prometheus: `continuity_sessions`. */
+export const METRIC_SESSIONS = 'continuity.sessions' as const;
+/** Gauge of boundaries waiting for their post observation. Prometheus: `continuity_pending`. */
+export const METRIC_PENDING = 'continuity.pending' as const;
+/** Histogram, seconds from boundary to post observation. Prometheus: `continuity_reobservation_duration_seconds`. */
+export const METRIC_REOBSERVATION_DURATION = 'continuity.reobservation.duration' as const;
 /** Counter of pending boundaries evicted to keep memory bounded (self-observability). */
-export const METRIC_EVICTIONS = 'agent.continuity.pending.evictions' as const;
+export const METRIC_EVICTIONS = 'continuity.evictions' as const;
 /**
  * Gauge, one series per session whose latest boundary needs a human (`dropped` or `conflicting`),
  * value 1. Attributes: session_id, boundary_id, state, reason, primary_decision, runtime. It is the
@@ -130,29 +138,37 @@ export const METRIC_EVICTIONS = 'agent.continuity.pending.evictions' as const;
  * cumulative SDK keeps exporting every attribute set it has seen, so 0 is how a series ends, and
  * consumers select `== 1`. Those 0 series last until the process restarts, within the SDK's
  * per-instrument cardinality limit (2 000 by default). Feeds the dashboard's "boundaries needing a
- * human" table. Prometheus: `agent_continuity_needs_human`.
+ * human" table. Prometheus: `continuity_needs_human`.
  */
-export const METRIC_NEEDS_HUMAN = 'agent.continuity.needs_human' as const;
+export const METRIC_NEEDS_HUMAN = 'continuity.needs_human' as const;
 
 /** The value of the `runtime` or `trigger` metric attribute when the span did not report one. */
 export const METRIC_VALUE_UNKNOWN = 'unknown' as const;
 
-/** Metric point attribute keys (short, as on the spans' processor-written attributes). */
-export const METRIC_ATTR_STATE = 'state' as const;
-export const METRIC_ATTR_REASON = 'reason' as const;
-export const METRIC_ATTR_RUNTIME = 'runtime' as const;
-export const METRIC_ATTR_TRIGGER = 'trigger' as const;
-export const METRIC_ATTR_ACTIVITY = 'activity' as const;
+/**
+ * Metric point attribute keys: the same keys as the span attributes for the same facts, so one
+ * name finds a fact on a span (Tempo, Jaeger) and on a series (Prometheus: dots become `_`).
+ */
+export const METRIC_ATTR_STATE = ATTR_CONTINUITY_STATE;
+export const METRIC_ATTR_REASON = ATTR_CONTINUITY_REASON;
+export const METRIC_ATTR_RUNTIME = ATTR_RUNTIME;
+export const METRIC_ATTR_TRIGGER = ATTR_TRIGGER;
+export const METRIC_ATTR_ACTIVITY = ATTR_ACTIVITY_STATE;
 /**
  * The boundary's primary decision name, on the boundaries counter and needs_human. Bounded: names
  * come from the task's decision schema. Lets an alert tell a dropped `approval_boundary` (critical)
  * from a dropped acceptance test. Empty when the boundary has no primary decision.
  */
-export const METRIC_ATTR_PRIMARY_DECISION = 'primary_decision' as const;
+export const METRIC_ATTR_PRIMARY_DECISION = ATTR_CONTINUITY_PRIMARY_DECISION;
 /** Session id, only on the needs_human gauge (see {@link METRIC_NEEDS_HUMAN}). */
-export const METRIC_ATTR_SESSION_ID = 'session_id' as const;
+export const METRIC_ATTR_SESSION_ID = ATTR_SESSION_ID;
 /** Boundary id, only on the needs_human gauge. */
-export const METRIC_ATTR_BOUNDARY_ID = 'boundary_id' as const;
+export const METRIC_ATTR_BOUNDARY_ID = ATTR_BOUNDARY_ID;
+
+/** The Prometheus label a metric attribute key becomes (Prometheus and OTLP→Prometheus: `.` → `_`). */
+export function prometheusLabel(key: string): string {
+  return key.replace(/[^A-Za-z0-9_]/g, '_');
+}
 
 /** Instrument descriptions and units, defined beside the names. */
 export const METRIC_DEFINITIONS = {
@@ -191,12 +207,12 @@ export const METRIC_DEFINITIONS = {
 
 /** The Prometheus names the metrics above become through the Prometheus exporter or a collector. */
 export const PROMETHEUS_NAMES = {
-  [METRIC_BOUNDARIES]: 'agent_continuity_boundaries_total',
-  [METRIC_SESSIONS]: 'agent_continuity_sessions',
-  [METRIC_PENDING]: 'agent_continuity_pending',
-  [METRIC_REOBSERVATION_DURATION]: 'agent_compaction_reobservation_duration_seconds',
-  [METRIC_EVICTIONS]: 'agent_continuity_pending_evictions_total',
-  [METRIC_NEEDS_HUMAN]: 'agent_continuity_needs_human',
+  [METRIC_BOUNDARIES]: 'continuity_boundaries_total',
+  [METRIC_SESSIONS]: 'continuity_sessions',
+  [METRIC_PENDING]: 'continuity_pending',
+  [METRIC_REOBSERVATION_DURATION]: 'continuity_reobservation_duration_seconds',
+  [METRIC_EVICTIONS]: 'continuity_evictions_total',
+  [METRIC_NEEDS_HUMAN]: 'continuity_needs_human',
 } as const;
 
 /** Runtime names known to the defaults (post windows and the like); others are allowed. */
@@ -212,30 +228,35 @@ export type CompactionTrigger = (typeof TRIGGERS)[number];
 // nothing is lost silently. Prometheus names in SERVICE_PROMETHEUS_NAMES.
 
 /** Counter of spans accepted by the receiver (after decoding). */
-export const METRIC_SERVICE_SPANS_RECEIVED = 'agent.continuity.service.spans.received' as const;
+export const METRIC_SERVICE_SPANS_RECEIVED = 'continuity.service.spans.received' as const;
 /** Counter of spans the downstream accepted. */
-export const METRIC_SERVICE_SPANS_FORWARDED = 'agent.continuity.service.spans.forwarded' as const;
-/** Counter of spans the service gave up on after accepting them; attribute `reason`. */
-export const METRIC_SERVICE_SPANS_DROPPED = 'agent.continuity.service.spans.dropped' as const;
-/** Counter of spans refused in an OTLP partial success (e.g. missing session key); attribute `reason`. */
-export const METRIC_SERVICE_SPANS_REJECTED = 'agent.continuity.service.spans.rejected' as const;
+export const METRIC_SERVICE_SPANS_FORWARDED = 'continuity.service.spans.forwarded' as const;
+/** Counter of spans the service gave up on after accepting them; attribute `error.type`. */
+export const METRIC_SERVICE_SPANS_DROPPED = 'continuity.service.spans.dropped' as const;
+/** Counter of spans refused in an OTLP partial success (e.g. missing session key); attribute `error.type`. */
+export const METRIC_SERVICE_SPANS_REJECTED = 'continuity.service.spans.rejected' as const;
 /** Counter of OTLP/HTTP requests answered, attribute `http.response.status_code`. */
-export const METRIC_SERVICE_REQUESTS = 'agent.continuity.service.requests' as const;
+export const METRIC_SERVICE_REQUESTS = 'continuity.service.requests' as const;
 /** Gauge of spans waiting in the forward queue. */
-export const METRIC_SERVICE_QUEUE_SIZE = 'agent.continuity.service.queue.size' as const;
+export const METRIC_SERVICE_QUEUE_SIZE = 'continuity.service.queue.size' as const;
 /** Gauge of the forward queue's capacity in spans. */
-export const METRIC_SERVICE_QUEUE_CAPACITY = 'agent.continuity.service.queue.capacity' as const;
-/** Counter of failed downstream export attempts; attribute `reason` (`status_503`, `network`, `timeout`, ...). */
-export const METRIC_SERVICE_EXPORT_FAILURES = 'agent.continuity.service.export.failures' as const;
+export const METRIC_SERVICE_QUEUE_CAPACITY = 'continuity.service.queue.capacity' as const;
+/** Counter of failed downstream export attempts; attribute `error.type` (`status_503`, `network`, `timeout`, ...). */
+export const METRIC_SERVICE_EXPORT_FAILURES = 'continuity.service.export.failures' as const;
 /** Counter of pending boundaries restored from the state directory at start. */
-export const METRIC_SERVICE_RECOVERED = 'agent.continuity.service.pending.recovered' as const;
+export const METRIC_SERVICE_RECOVERED = 'continuity.service.pending.recovered' as const;
 /** Counter of state records that could not be read back (their boundaries resolve `unverified`). */
-export const METRIC_SERVICE_RECOVERY_PROBLEMS = 'agent.continuity.service.pending.recovery_problems' as const;
+export const METRIC_SERVICE_RECOVERY_PROBLEMS = 'continuity.service.pending.recovery_problems' as const;
 /** Gauge of the process's resident memory (OpenTelemetry `process.memory.usage`). */
 export const METRIC_PROCESS_MEMORY_USAGE = 'process.memory.usage' as const;
 
 /** Metric point attribute: the HTTP status code answered (OpenTelemetry HTTP conventions). */
 export const METRIC_ATTR_HTTP_STATUS_CODE = 'http.response.status_code' as const;
+/**
+ * Metric point attribute of the service's failure counters (dropped, rejected, export failures):
+ * why, as a low-cardinality code (OpenTelemetry `error.type`).
+ */
+export const METRIC_ATTR_ERROR_TYPE = 'error.type' as const;
 
 /** Reasons on the dropped counter. */
 export const SERVICE_DROP_REASONS = {
@@ -247,7 +268,7 @@ export const SERVICE_DROP_REASONS = {
   rejectedDownstream: 'rejected_downstream',
   /** Still queued when the shutdown timeout ran out. */
   shutdown: 'shutdown',
-  /** A span the service created (an `agent.continuity.check` span) found the queue full. */
+  /** A span the service created (a `continuity.check` span) found the queue full. */
   queueFull: 'queue_full',
 } as const;
 
@@ -324,15 +345,15 @@ export const SERVICE_METRIC_DEFINITIONS = {
 
 /** Prometheus names of the service's own metrics, as scraped from `/metrics`. */
 export const SERVICE_PROMETHEUS_NAMES = {
-  [METRIC_SERVICE_SPANS_RECEIVED]: 'agent_continuity_service_spans_received_total',
-  [METRIC_SERVICE_SPANS_FORWARDED]: 'agent_continuity_service_spans_forwarded_total',
-  [METRIC_SERVICE_SPANS_DROPPED]: 'agent_continuity_service_spans_dropped_total',
-  [METRIC_SERVICE_SPANS_REJECTED]: 'agent_continuity_service_spans_rejected_total',
-  [METRIC_SERVICE_REQUESTS]: 'agent_continuity_service_requests_total',
-  [METRIC_SERVICE_QUEUE_SIZE]: 'agent_continuity_service_queue_size',
-  [METRIC_SERVICE_QUEUE_CAPACITY]: 'agent_continuity_service_queue_capacity',
-  [METRIC_SERVICE_EXPORT_FAILURES]: 'agent_continuity_service_export_failures_total',
-  [METRIC_SERVICE_RECOVERED]: 'agent_continuity_service_pending_recovered_total',
-  [METRIC_SERVICE_RECOVERY_PROBLEMS]: 'agent_continuity_service_pending_recovery_problems_total',
+  [METRIC_SERVICE_SPANS_RECEIVED]: 'continuity_service_spans_received_total',
+  [METRIC_SERVICE_SPANS_FORWARDED]: 'continuity_service_spans_forwarded_total',
+  [METRIC_SERVICE_SPANS_DROPPED]: 'continuity_service_spans_dropped_total',
+  [METRIC_SERVICE_SPANS_REJECTED]: 'continuity_service_spans_rejected_total',
+  [METRIC_SERVICE_REQUESTS]: 'continuity_service_requests_total',
+  [METRIC_SERVICE_QUEUE_SIZE]: 'continuity_service_queue_size',
+  [METRIC_SERVICE_QUEUE_CAPACITY]: 'continuity_service_queue_capacity',
+  [METRIC_SERVICE_EXPORT_FAILURES]: 'continuity_service_export_failures_total',
+  [METRIC_SERVICE_RECOVERED]: 'continuity_service_pending_recovered_total',
+  [METRIC_SERVICE_RECOVERY_PROBLEMS]: 'continuity_service_pending_recovery_problems_total',
   [METRIC_PROCESS_MEMORY_USAGE]: 'process_memory_usage_bytes',
 } as const;

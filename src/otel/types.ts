@@ -63,7 +63,7 @@ export interface ContinuityLedgerSink {
 
 /** Options of {@link createContinuity}. */
 export interface ContinuityOptions {
-  /** The runtime name written on every boundary (`agent.compaction.runtime`). Default `sdk`. */
+  /** The runtime name written on every boundary (`continuity.runtime`). Default `sdk`. */
   runtime?: string;
   /**
    * The tracer for the compaction spans. Default: the global tracer provider's tracer named
@@ -149,7 +149,7 @@ export interface CaptureResult {
   boundaryId: string;
   /** Decision name → digest (empty when the capture failed). */
   digests: Record<string, string>;
-  /** The reason code written as `agent.continuity.evidence_missing`, when `ok` is false. */
+  /** The reason code written as `continuity.evidence_missing`, when `ok` is false. */
   evidenceMissing?: string;
   /** The span's context (for links), when a span was recorded. */
   spanContext?: SpanContext;
@@ -197,7 +197,7 @@ export interface SessionContinuity {
 export interface Continuity {
   /**
    * Captures the pre-compaction snapshot: digests the decisions (the values go nowhere else),
-   * emits `agent.compaction.pre` in the current trace, writes the ledger when configured and
+   * emits `continuity.compaction.pre` in the current trace, writes the ledger when configured and
    * returns the boundary id. Never throws: a failure is an evidence-missing mark.
    */
   capturePre(
@@ -206,7 +206,7 @@ export interface Continuity {
     options?: CaptureOptions,
   ): Promise<CaptureResult>;
   /**
-   * Observes the post-compaction snapshot: emits `agent.compaction.post` (with
+   * Observes the post-compaction snapshot: emits `continuity.compaction.post` (with
    * `gen_ai.conversation.compacted`), on which a registered `ContinuityProcessor` writes the
    * continuity state. Never throws.
    */
@@ -215,9 +215,9 @@ export interface Continuity {
     decisions: Record<string, DecisionInput>,
     options?: ObserveOptions,
   ): Promise<ObserveResult>;
-  /** Records a human approval of a decision change (`agent.decision.approval`). Never throws. */
+  /** Records a human approval of a decision change (`continuity.approval`). Never throws. */
   recordApproval(sessionId: string, approval: ApprovalInput): Promise<RecordResult>;
-  /** Reports the agent's activity state (`agent.activity`), its own dimension. Never throws. */
+  /** Reports the agent's activity state (`continuity.activity`), its own dimension. Never throws. */
   reportActivity(sessionId: string, state: ActivityState, options?: { at?: string }): Promise<RecordResult>;
   /** The same calls bound to one session. */
   forSession(sessionId: string): SessionContinuity;

@@ -4,7 +4,7 @@
  *   attribute codec; spans that cannot be accepted are removed and named (OTLP partial success);
  * - {@link enrichPostSpans}: writes each resolution onto its post span (state attributes and a
  *   link to the pre span) when the post span is in this request;
- * - {@link checkResourceSpans}: builds `agent.continuity.check` spans for resolutions without a
+ * - {@link checkResourceSpans}: builds `continuity.check` spans for resolutions without a
  *   post span in hand (post window expired, evicted, orphan post, late pre).
  * Everything else is forwarded unchanged.
  */
@@ -192,7 +192,7 @@ export function rejectionMessage(inspection: Inspection): string {
 /**
  * Writes each resolution onto its post span when that span is in `events` (the post observed in
  * this request): the continuity attributes and a link to the pre span. Returns the resolutions
- * that still need an `agent.continuity.check` span.
+ * that still need a `continuity.check` span.
  */
 export function enrichPostSpans(
   events: readonly FoundEvent[],
@@ -243,7 +243,7 @@ export interface CheckSpanSource {
 }
 
 /**
- * One ResourceSpans holding an `agent.continuity.check` span per resolution: in the pre span's
+ * One ResourceSpans holding a `continuity.check` span per resolution: in the pre span's
  * trace when known (else the post's, else a new trace), linked to the pre and post spans, with
  * the boundary identity and the continuity attributes. Undefined when there is nothing to emit.
  */

@@ -23,8 +23,8 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import {
+  METRIC_ATTR_ERROR_TYPE,
   METRIC_ATTR_HTTP_STATUS_CODE,
-  METRIC_ATTR_REASON,
   METRIC_PROCESS_MEMORY_USAGE,
   METRIC_SERVICE_EXPORT_FAILURES,
   METRIC_SERVICE_QUEUE_CAPACITY,
@@ -162,12 +162,12 @@ export class ServiceMetrics {
 
   /** Spans given up on, by reason. */
   dropped(spans: number, reason: string): void {
-    if (spans > 0) this._dropped.add(spans, { [METRIC_ATTR_REASON]: reason });
+    if (spans > 0) this._dropped.add(spans, { [METRIC_ATTR_ERROR_TYPE]: reason });
   }
 
   /** Spans refused in a partial success, by reason. */
   rejected(spans: number, reason: string): void {
-    if (spans > 0) this._rejected.add(spans, { [METRIC_ATTR_REASON]: reason });
+    if (spans > 0) this._rejected.add(spans, { [METRIC_ATTR_ERROR_TYPE]: reason });
   }
 
   /** One OTLP request answered with `status`. */
@@ -178,7 +178,7 @@ export class ServiceMetrics {
 
   /** One failed export attempt. */
   exportFailed(reason: string): void {
-    this._exportFailures.add(1, { [METRIC_ATTR_REASON]: reason });
+    this._exportFailures.add(1, { [METRIC_ATTR_ERROR_TYPE]: reason });
   }
 
   /** Boundaries restored and records unreadable at start. */

@@ -17,6 +17,7 @@
 import { isUtf8 } from 'node:buffer';
 import { Reader } from 'protobufjs/light.js';
 import { isCompactionSpanName } from '../otel/attributes.js';
+import { NAMESPACE } from '../otel/semconv.js';
 import type { SpanLimits } from './enrich.js';
 
 /** What the walk concluded. */
@@ -161,8 +162,8 @@ const SPAN_ATTRIBUTES = 9;
 
 /** Messages nested deeper than this are left to the codec (its own depth limit applies there). */
 const MAX_DEPTH = 24;
-/** `agent.`: every compaction span name starts with it, so other names are never decoded. */
-const AGENT_PREFIX = [0x61, 0x67, 0x65, 0x6e, 0x74, 0x2e] as const;
+/** `continuity.`: every compaction span name starts with it, so other names are never decoded. */
+const NAME_PREFIX: readonly number[] = [...Buffer.from(`${NAMESPACE}.`, 'utf8')];
 const FULL: ScanResult = { path: 'full' };
 
 /** UTF-8 check: a JS loop for the common short ASCII string, the native check otherwise. */
@@ -173,9 +174,9 @@ function utf8(buf: Buffer, start: number, stop: number): boolean {
   return true;
 }
 
-function agentPrefixed(buf: Buffer, start: number, stop: number): boolean {
-  if (stop - start < AGENT_PREFIX.length) return false;
-  for (let i = 0; i < AGENT_PREFIX.length; i++) if (buf[start + i] !== AGENT_PREFIX[i]) return false;
+function namespacePrefixed(buf: Buffer, start: number, stop: number): boolean {
+  if (stop - start < NAME_PREFIX.length) return false;
+  for (let i = 0; i < NAME_PREFIX.length; i++) if (buf[start + i] !== NAME_PREFIX[i]) return false;
   return true;
 }
 
@@ -271,7 +272,7 @@ class Walk {
         return;
       case K_NAME:
         if (!utf8(buf, start, stop)) throw NEEDS_FULL;
-        if (agentPrefixed(buf, start, stop) && isCompactionSpanName(buf.toString('utf8', start, stop))) {
+        if (namespacePrefixed(buf, start, stop) && isCompactionSpanName(buf.toString('utf8', start, stop))) {
           throw NEEDS_FULL;
         }
         return;

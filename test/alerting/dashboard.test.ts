@@ -103,6 +103,9 @@ describe('Grafana dashboard (collector-config/grafana/agent-continuity.json)', (
       table.transformations as { id: string; options: { renameByName: Record<string, string> } }[]
     )[0]!;
     expect(organize.id).toBe('organize');
-    expect(organize.options.renameByName).toMatchObject({ session_id: 'Session', reason: 'Reason' });
+    expect(organize.options.renameByName).toMatchObject({
+      session_id: 'Session',
+      continuity_reason: 'Reason',
+    });
   });
 });

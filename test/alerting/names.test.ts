@@ -7,6 +7,7 @@ import { WELL_KNOWN_DECISIONS } from '../../src/decision/names.js';
 import {
   METRIC_ATTR_ACTIVITY,
   METRIC_ATTR_BOUNDARY_ID,
+  METRIC_ATTR_ERROR_TYPE,
   METRIC_ATTR_HTTP_STATUS_CODE,
   METRIC_ATTR_PRIMARY_DECISION,
   METRIC_ATTR_REASON,
@@ -18,6 +19,7 @@ import {
   METRIC_NEEDS_HUMAN,
   METRIC_SESSIONS,
   PROMETHEUS_NAMES,
+  prometheusLabel,
   SERVICE_DROP_REASONS,
   SERVICE_PROMETHEUS_NAMES,
   SERVICE_REJECT_REASONS,
@@ -55,7 +57,7 @@ const KNOWN_METRICS = new Set<string>([
 ]);
 
 /** Prometheus label names: OpenTelemetry attribute keys with dots replaced by underscores. */
-const promLabel = (key: string) => key.replace(/[^a-zA-Z0-9_]/g, '_');
+const promLabel = prometheusLabel;
 const KNOWN_LABELS = new Set<string>([
   ...[
     METRIC_ATTR_STATE,
@@ -67,6 +69,7 @@ const KNOWN_LABELS = new Set<string>([
     METRIC_ATTR_SESSION_ID,
     METRIC_ATTR_BOUNDARY_ID,
     METRIC_ATTR_HTTP_STATUS_CODE,
+    METRIC_ATTR_ERROR_TYPE,
   ].map(promLabel),
   ...SPANMETRICS_LABELS,
   ...PROMETHEUS_BUILTIN_LABELS,
@@ -74,15 +77,15 @@ const KNOWN_LABELS = new Set<string>([
 
 /** Values a matcher on a given label may compare with (exact matches only). */
 const KNOWN_VALUES: Record<string, readonly string[]> = {
-  [METRIC_ATTR_STATE]: CONTINUITY_STATES,
-  [METRIC_ATTR_REASON]: [
-    ...ALL_REASONS,
+  [promLabel(METRIC_ATTR_STATE)]: CONTINUITY_STATES,
+  [promLabel(METRIC_ATTR_REASON)]: ALL_REASONS,
+  [promLabel(METRIC_ATTR_ERROR_TYPE)]: [
     ...Object.values(SERVICE_DROP_REASONS),
     ...Object.values(SERVICE_REJECT_REASONS),
   ],
-  [METRIC_ATTR_PRIMARY_DECISION]: WELL_KNOWN_DECISIONS,
-  [METRIC_ATTR_ACTIVITY]: ACTIVITY_STATES,
-  [METRIC_ATTR_TRIGGER]: TRIGGERS,
+  [promLabel(METRIC_ATTR_PRIMARY_DECISION)]: WELL_KNOWN_DECISIONS,
+  [promLabel(METRIC_ATTR_ACTIVITY)]: ACTIVITY_STATES,
+  [promLabel(METRIC_ATTR_TRIGGER)]: TRIGGERS,
   status_code: Object.values(SPANMETRICS_STATUS),
 };
 
@@ -104,7 +107,7 @@ describe('names in the alert rules and the dashboard', () => {
     expect([...conflicting.metrics]).toEqual([PROMETHEUS_NAMES[METRIC_BOUNDARIES]]);
     expect(conflicting.matchers).toContainEqual({
       metric: PROMETHEUS_NAMES[METRIC_BOUNDARIES],
-      label: METRIC_ATTR_STATE,
+      label: promLabel(METRIC_ATTR_STATE),
       op: '=',
       value: 'conflicting',
     });
@@ -115,7 +118,9 @@ describe('names in the alert rules and the dashboard', () => {
         METRIC_ATTR_RUNTIME,
         METRIC_ATTR_STATE,
         METRIC_ATTR_TRIGGER,
-      ].sort(),
+      ]
+        .map(promLabel)
+        .sort(),
     );
   });
 
@@ -168,14 +173,17 @@ describe('names in the alert rules and the dashboard', () => {
     for (const q of sessions) {
       // Never flattened: every sessions query keeps both dimensions.
       const labels = scanPromql(q.expr).labels;
-      expect(labels.has(METRIC_ATTR_STATE) && labels.has(METRIC_ATTR_ACTIVITY), q.panel).toBe(true);
+      expect(
+        labels.has(promLabel(METRIC_ATTR_STATE)) && labels.has(promLabel(METRIC_ATTR_ACTIVITY)),
+        q.panel,
+      ).toBe(true);
     }
     const human = dashboardQueries(dashboard).find((q) =>
       scanPromql(q.expr).metrics.has(PROMETHEUS_NAMES[METRIC_NEEDS_HUMAN]),
     );
     expect(human?.panel).toBe('Boundaries needing a human');
-    expect(scanPromql(human!.expr).labels).toContain(METRIC_ATTR_SESSION_ID);
-    expect(scanPromql(human!.expr).labels).toContain(METRIC_ATTR_REASON);
+    expect(scanPromql(human!.expr).labels).toContain(promLabel(METRIC_ATTR_SESSION_ID));
+    expect(scanPromql(human!.expr).labels).toContain(promLabel(METRIC_ATTR_REASON));
   });
 });
 

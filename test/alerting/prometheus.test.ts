@@ -175,8 +175,8 @@ describe('alert rules against a real Prometheus, six cases through continuity se
       await untilAtLeast(`sum(${BOUNDARIES})`, 6 * wave);
       await untilAtLeast(`count(${SPANMETRICS_CALLS}{service_name="${AGENT_SERVICE_NAME}"})`, 1);
     }
-    const byState = await instantQuery(prom!, `sum by (state) (${BOUNDARIES})`);
-    expect(Object.fromEntries(byState.map((s) => [s.metric.state, Number(s.value[1])]))).toEqual({
+    const byState = await instantQuery(prom!, `sum by (continuity_state) (${BOUNDARIES})`);
+    expect(Object.fromEntries(byState.map((s) => [s.metric.continuity_state, Number(s.value[1])]))).toEqual({
       preserved: 4,
       approved_change: 2,
       dropped: 2,
@@ -193,17 +193,17 @@ describe('alert rules against a real Prometheus, six cases through continuity se
     expect(rules.get('AgentContinuityConflictingBoundary')!.alerts.map((a) => a.labels)).toEqual([
       expect.objectContaining({
         severity: 'critical',
-        runtime: conflicting.runtime,
-        primary_decision: 'scope',
-        reason: 'unapproved_change',
+        continuity_runtime: conflicting.runtime,
+        continuity_primary_decision: 'scope',
+        continuity_reason: 'unapproved_change',
       }),
     ]);
     expect(rules.get('AgentContinuityApprovalBoundaryDropped')!.alerts.map((a) => a.labels)).toEqual([
       expect.objectContaining({
         severity: 'critical',
-        runtime: dropped.runtime,
-        primary_decision: 'approval_boundary',
-        reason: 'absent_after_compaction',
+        continuity_runtime: dropped.runtime,
+        continuity_primary_decision: 'approval_boundary',
+        continuity_reason: 'absent_after_compaction',
       }),
     ]);
     const summary = rules.get('AgentContinuityConflictingBoundary')!.alerts[0]!.annotations.summary;
@@ -244,13 +244,13 @@ describe('alert rules against a real Prometheus, six cases through continuity se
       'AgentContinuityServiceDroppingSpans',
     ]);
     const rules = await alertRules(prom!);
-    expect(rules.get('AgentContinuityPostObservationMissing')!.alerts[0]!.labels.runtime).toBe(
+    expect(rules.get('AgentContinuityPostObservationMissing')!.alerts[0]!.labels.continuity_runtime).toBe(
       SHORT_WINDOW_RUNTIME,
     );
-    expect(rules.get('AgentContinuityServiceDroppingSpans')!.alerts[0]!.labels.reason).toBe(
+    expect(rules.get('AgentContinuityServiceDroppingSpans')!.alerts[0]!.labels.error_type).toBe(
       'retry_exhausted',
     );
-    expect(rules.get('AgentContinuityServiceRejectingSpans')!.alerts[0]!.labels.reason).toBe(
+    expect(rules.get('AgentContinuityServiceRejectingSpans')!.alerts[0]!.labels.error_type).toBe(
       'missing_session_key',
     );
   });
@@ -283,7 +283,7 @@ describe('the Grafana dashboard against the same Prometheus', () => {
     expect(values.runtime).toEqual(
       expect.arrayContaining(['claude-code', 'codex-cli', SHORT_WINDOW_RUNTIME]),
     );
-    // The service's own agent.continuity.check spans count under its own service.name.
+    // The service's own continuity.check spans count under its own service.name.
     expect(values.service).toEqual(expect.arrayContaining([AGENT_SERVICE_NAME]));
   });
 
@@ -296,13 +296,13 @@ describe('the Grafana dashboard against the same Prometheus', () => {
     expect(
       rows.map((r) => ({
         session_id: r.metric.session_id,
-        boundary_id: r.metric.boundary_id,
-        runtime: r.metric.runtime,
+        boundary_id: r.metric.continuity_boundary_id,
+        runtime: r.metric.continuity_runtime,
       })),
     ).toEqual(expect.arrayContaining(expected));
     expect(rows).toHaveLength(expected.length);
-    expect(new Set(rows.map((r) => r.metric.state))).toEqual(new Set(['dropped', 'conflicting']));
-    expect(new Set(rows.map((r) => r.metric.reason))).toEqual(
+    expect(new Set(rows.map((r) => r.metric.continuity_state))).toEqual(new Set(['dropped', 'conflicting']));
+    expect(new Set(rows.map((r) => r.metric.continuity_reason))).toEqual(
       new Set(['absent_after_compaction', 'unapproved_change']),
     );
   });
@@ -312,7 +312,7 @@ describe('the Grafana dashboard against the same Prometheus', () => {
       (d) => d.panel === 'Sessions now: continuity state × activity state',
     )!;
     const cells = await instantQuery(prom!, q.expr);
-    const pairs = cells.map((c) => `${c.metric.state}×${c.metric.activity}`);
+    const pairs = cells.map((c) => `${c.metric.continuity_state}×${c.metric.continuity_activity_state}`);
     // Case 5 is conflicting while working: both dimensions survive, neither hides the other.
     expect(pairs).toContain('conflicting×working');
     expect(pairs).toContain('preserved×idle');
@@ -322,7 +322,7 @@ describe('the Grafana dashboard against the same Prometheus', () => {
   it('drops a session from "Boundaries needing a human" once it is approved and re-observed', async () => {
     const q = dashboardQueries(dashboard).find((d) => d.panel === 'Boundaries needing a human')!;
     const query = expandGrafanaVariables(q.expr, dashboard, RATE_WINDOW);
-    const cell = `${PROMETHEUS_NAMES[METRIC_SESSIONS]}{state="conflicting", activity="working"}`;
+    const cell = `${PROMETHEUS_NAMES[METRIC_SESSIONS]}{continuity_state="conflicting", continuity_activity_state="working"}`;
     const before = (await instantQuery(prom!, query)).map((r) => r.metric.session_id);
     const conflictingWorking = await scalar(cell);
     expect(conflictingWorking).toBeGreaterThan(0);

@@ -60,8 +60,8 @@ describe('alert rules (collector-config/prometheus/continuity.rules.yml)', () =>
     // Without the "born since 15m" clause the first conflicting boundary of a new label set is
     // missed (increase() needs two samples); the unit tests must notice.
     const broken = readFileSync(RULES_FILE, 'utf8').replaceAll(
-      'unless agent_continuity_boundaries_total{state="conflicting"} offset 15m',
-      'unless agent_continuity_boundaries_total{state="conflicting"}',
+      'unless continuity_boundaries_total{continuity_state="conflicting"} offset 15m',
+      'unless continuity_boundaries_total{continuity_state="conflicting"}',
     );
     expect(broken).not.toEqual(readFileSync(RULES_FILE, 'utf8'));
     writeFileSync(join(scratch, basename(RULES_FILE)), broken);
@@ -103,7 +103,7 @@ describe('alert rules (collector-config/prometheus/continuity.rules.yml)', () =>
     ]);
     for (const rule of rules) {
       // No rule selects healthy boundaries: compaction by itself never alerts.
-      expect(rule.expr, rule.alert).not.toMatch(/state="(preserved|approved_change)"/);
+      expect(rule.expr, rule.alert).not.toMatch(/continuity_state="(preserved|approved_change)"/);
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Test support: the six cases of examples/six-case/cases.json as one OTLP/JSON trace export
  * request, the way an instrumented agent sends them: per case an activity span, the
- * `agent.compaction.pre` span, the approval spans, the `agent.compaction.post` span (attributes
+ * `continuity.compaction.pre` span, the approval spans, the `continuity.compaction.post` span (attributes
  * from the project's attribute codec, digests only), plus two ordinary agent spans (one failing)
  * so span latency has something to show. Each call ("wave") uses new session and boundary ids.
  */

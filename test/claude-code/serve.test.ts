@@ -97,10 +97,10 @@ describe('continuity serve correlates the hooks', () => {
     );
     let text = await metricsWhen((t) => t.includes('session_id="serve-conflict"'));
     expect(text).toMatch(
-      /agent_continuity_boundaries_total\{state="preserved",[^}]*runtime="claude-code"[^}]*\} 1/,
+      /continuity_boundaries_total\{(?=[^}]*continuity_state="preserved")(?=[^}]*continuity_runtime="claude-code")[^}]*\} 1/,
     );
     expect(text).toMatch(
-      /agent_continuity_needs_human\{session_id="serve-conflict",[^}]*state="conflicting"[^}]*\} 1/,
+      /continuity_needs_human\{session_id="serve-conflict",[^}]*continuity_state="conflicting"[^}]*\} 1/,
     );
 
     const approve = await runCli(
@@ -127,19 +127,19 @@ describe('continuity serve correlates the hooks', () => {
     );
     // Restating again sends the approval span before the new post span: serve agrees.
     expect(await observe('serve-conflict', WIDER)).toBe('approved_change');
-    text = await metricsWhen((t) => t.includes('state="approved_change",reason="approved_chain"'));
+    text = await metricsWhen((t) => t.includes('continuity_reason="approved_chain"'));
     expect(text).toMatch(
-      /agent_continuity_boundaries_total\{state="approved_change",reason="approved_chain"[^}]*runtime="claude-code"[^}]*\} 1/,
+      /continuity_boundaries_total\{(?=[^}]*continuity_state="approved_change")(?=[^}]*continuity_reason="approved_chain")(?=[^}]*continuity_runtime="claude-code")[^}]*\} 1/,
     );
-    expect(text).toMatch(/agent_continuity_sessions\{state="approved_change"[^}]*\} 1/);
+    expect(text).toMatch(/continuity_sessions\{[^}]*continuity_state="approved_change"[^}]*\} 1/);
     // The gauges tell the truth after the change: the session no longer needs a human (its series
     // reads 0, none reads 1) and no session is left in a conflicting cell.
     expect(text).toMatch(
-      /agent_continuity_needs_human\{session_id="serve-conflict",[^}]*state="conflicting"[^}]*\} 0/,
+      /continuity_needs_human\{session_id="serve-conflict",[^}]*continuity_state="conflicting"[^}]*\} 0/,
     );
-    expect(text).not.toMatch(/agent_continuity_needs_human\{session_id="serve-conflict",[^}]*\} 1/);
+    expect(text).not.toMatch(/continuity_needs_human\{session_id="serve-conflict",[^}]*\} 1/);
     const conflictingCells = [
-      ...text.matchAll(/^agent_continuity_sessions\{state="conflicting"[^}]*\} (\S+)/gm),
+      ...text.matchAll(/^continuity_sessions\{[^}]*continuity_state="conflicting"[^}]*\} (\S+)/gm),
     ];
     expect(conflictingCells.length).toBeGreaterThan(0);
     expect(conflictingCells.map((m) => Number(m[1]))).toEqual(conflictingCells.map(() => 0));

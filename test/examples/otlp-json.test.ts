@@ -25,6 +25,12 @@ import {
   ATTR_SESSION_ID,
   DECISION_FIELDS,
   decisionAttr,
+  METRIC_ATTR_ACTIVITY,
+  METRIC_ATTR_PRIMARY_DECISION,
+  METRIC_ATTR_REASON,
+  METRIC_ATTR_RUNTIME,
+  METRIC_ATTR_STATE,
+  METRIC_ATTR_TRIGGER,
   METRIC_BOUNDARIES,
   METRIC_SERVICE_SPANS_RECEIVED,
   METRIC_SESSIONS,
@@ -53,7 +59,7 @@ const SCRIPT = join(DIR, 'send-boundary.sh');
 const PY_DIGEST = join(DIR, 'continuity_digest.py');
 const README = readFileSync(join(DIR, 'README.md'), 'utf8');
 const SCRIPT_TEXT = readFileSync(SCRIPT, 'utf8');
-/** The runtime name the script reports (agent.compaction.runtime, a metric attribute). */
+/** The runtime name the script reports (continuity.runtime, a metric attribute). */
 const RUNTIME = 'example-agent';
 
 interface Run {
@@ -236,7 +242,9 @@ print(json.dumps(out))
       const r = await run('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], {}, snippet);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      const names = [...snippet.matchAll(/f?"((?:agent|session|gen_ai)\.[a-z_.{}]+)"/g)].map((m) => m[1]!);
+      const names = [...snippet.matchAll(/f?"((?:continuity|session|gen_ai)\.[a-z_.{}]+)"/g)].map(
+        (m) => m[1]!,
+      );
       expect(names.length).toBeGreaterThanOrEqual(12);
       expect(unknownNames(names)).toEqual([]);
       for (const required of [SPAN_ACTIVITY, ATTR_SESSION_ID, ATTR_ACTIVITY_STATE]) {
@@ -245,10 +253,10 @@ print(json.dumps(out))
     });
 
     it('names only attributes and spans that exist, and so does the script', () => {
-      const inReadme = [...README.matchAll(/`((?:agent|session|gen_ai)\.[a-z_.<>]+[a-z_])`/g)].map(
+      const inReadme = [...README.matchAll(/`((?:continuity|session|gen_ai)\.[a-z_.<>]+[a-z_])`/g)].map(
         (m) => m[1]!,
       );
-      const inScript = [...SCRIPT_TEXT.matchAll(/\b((?:agent|session|gen_ai)\.[a-z_.$1]+[a-z_])/g)].map(
+      const inScript = [...SCRIPT_TEXT.matchAll(/\b((?:continuity|session|gen_ai)\.[a-z_.$1]+[a-z_])/g)].map(
         (m) => m[1]!,
       );
       expect(inReadme.length).toBeGreaterThan(30);
@@ -307,9 +315,18 @@ print(json.dumps(out))
     async function expectCounted(state: ContinuityState, reason: string): Promise<void> {
       await waitFor(`one ${state} boundary on /metrics`, async () => {
         const samples = await scrape(serve.metrics);
-        const labels = { state, reason, runtime: RUNTIME, trigger: 'auto', primary_decision: 'scope' };
+        const labels = {
+          [METRIC_ATTR_STATE]: state,
+          [METRIC_ATTR_REASON]: reason,
+          [METRIC_ATTR_RUNTIME]: RUNTIME,
+          [METRIC_ATTR_TRIGGER]: 'auto',
+          [METRIC_ATTR_PRIMARY_DECISION]: 'scope',
+        };
         return total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], labels) === 1 &&
-          total(samples, PROMETHEUS_NAMES[METRIC_SESSIONS], { state, activity: 'working' }) === 1
+          total(samples, PROMETHEUS_NAMES[METRIC_SESSIONS], {
+            [METRIC_ATTR_STATE]: state,
+            [METRIC_ATTR_ACTIVITY]: 'working',
+          }) === 1
           ? samples
           : undefined;
       });

@@ -16,6 +16,9 @@ import {
   ATTR_CONTINUITY_STATE,
   ATTR_GEN_AI_CONVERSATION_COMPACTED,
   ATTR_SESSION_ID,
+  METRIC_ATTR_REASON,
+  METRIC_ATTR_RUNTIME,
+  METRIC_ATTR_STATE,
   METRIC_BOUNDARIES,
   PROMETHEUS_NAMES,
   SPAN_COMPACTION_POST,
@@ -114,7 +117,10 @@ describe('a boundary recorded by a shell script, through continuity serve', () =
     expect(first.span.links.map((l) => l.spanId)).toEqual([pre[0]!.span.spanId]);
     let samples = await scrape(serve.metrics);
     expect(
-      total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], { state: 'conflicting', runtime: 'shell-agent' }),
+      total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], {
+        [METRIC_ATTR_STATE]: 'conflicting',
+        [METRIC_ATTR_RUNTIME]: 'shell-agent',
+      }),
     ).toBe(1);
 
     // A human approves the change; the script re-observes the decisions.
@@ -159,13 +165,15 @@ describe('a boundary recorded by a shell script, through continuity serve', () =
 
     samples = await waitFor('approved_change in /metrics', async () => {
       const s = await scrape(serve.metrics);
-      return total(s, PROMETHEUS_NAMES[METRIC_BOUNDARIES], { state: 'approved_change' }) >= 1 && s;
+      return (
+        total(s, PROMETHEUS_NAMES[METRIC_BOUNDARIES], { [METRIC_ATTR_STATE]: 'approved_change' }) >= 1 && s
+      );
     });
     expect(
       total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], {
-        state: 'approved_change',
-        reason: 'approved_chain',
-        runtime: 'shell-agent',
+        [METRIC_ATTR_STATE]: 'approved_change',
+        [METRIC_ATTR_REASON]: 'approved_chain',
+        [METRIC_ATTR_RUNTIME]: 'shell-agent',
       }),
     ).toBe(1);
     // Nothing raw went through the service to the downstream.

@@ -97,7 +97,7 @@ describe('attribute codec', () => {
     it('returns undefined for ordinary spans', () => {
       expect(readCompactionSpan('GET /users', { [ATTR_SESSION_ID]: 's' }, T0)).toBeUndefined();
       expect(readCompactionSpan('agent.tool.call', { [ATTR_SESSION_ID]: 's' }, T0)).toBeUndefined();
-      expect(isCompactionSpanName('agent.compaction.pre')).toBe(true);
+      expect(isCompactionSpanName('continuity.compaction.pre')).toBe(true);
       expect(isCompactionSpanName('http')).toBe(false);
     });
     it('accepts gen_ai.conversation.id as the session key and refuses a compaction span without one', () => {
@@ -126,7 +126,7 @@ describe('attribute codec', () => {
     });
     it('falls back to the span start time for the capture time', () => {
       const attrs = snapshotAttributes('pre', snapshot);
-      delete attrs['agent.continuity.captured_at'];
+      delete attrs['continuity.captured_at'];
       const ev = readCompactionSpan(SPAN_COMPACTION_PRE, attrs, [1_780_000_000, 5]);
       expect(ev?.kind === 'pre' && ev.snapshot?.capturedAt).toBe('2026-05-28T20:26:40.000000005Z');
     });
@@ -139,7 +139,7 @@ describe('attribute codec', () => {
       ['names that are not an array', ATTR_DECISION_NAMES, 'scope'],
       ['a bad decision name', ATTR_DECISION_NAMES, ['Scope']],
       ['duplicate names', ATTR_DECISION_NAMES, ['scope', 'scope']],
-      ['a missing normalizer version', 'agent.continuity.normalizer.version', undefined],
+      ['a missing normalizer version', 'continuity.normalizer.version', undefined],
     ])('reads %s as evidence missing, never as a snapshot', (_label, key, value) => {
       const attrs = { ...snapshotAttributes('post', snapshot), [key]: value };
       const ev = readCompactionSpan(SPAN_COMPACTION_POST, attrs, T0);
@@ -173,18 +173,26 @@ describe('attribute codec', () => {
       };
       const ev = readCompactionSpan(SPAN_DECISION_APPROVAL, approvalAttributes('s', approval), T0);
       expect(ev).toMatchObject({ kind: 'approval', approval });
-      const bad = { ...approvalAttributes('s', approval), 'agent.continuity.approval.to_digest': 42 };
+      const bad = { ...approvalAttributes('s', approval), 'continuity.approval.to_digest': 42 };
       expect(readCompactionSpan(SPAN_DECISION_APPROVAL, bad, T0)).toMatchObject({ approval: null });
     });
     it('reads activity and ignores unknown activity values', () => {
       expect(
-        readCompactionSpan(SPAN_ACTIVITY, { [ATTR_SESSION_ID]: 's', 'agent.activity.state': 'idle' }, T0),
+        readCompactionSpan(
+          SPAN_ACTIVITY,
+          { [ATTR_SESSION_ID]: 's', 'continuity.activity.state': 'idle' },
+          T0,
+        ),
       ).toMatchObject({
         kind: 'activity',
         state: 'idle',
       });
       expect(
-        readCompactionSpan(SPAN_ACTIVITY, { [ATTR_SESSION_ID]: 's', 'agent.activity.state': 'busy' }, T0),
+        readCompactionSpan(
+          SPAN_ACTIVITY,
+          { [ATTR_SESSION_ID]: 's', 'continuity.activity.state': 'busy' },
+          T0,
+        ),
       ).toBeUndefined();
     });
     it('never throws on hostile attribute records', () => {

@@ -18,6 +18,9 @@ import { activityAttributes, approvalAttributes, snapshotAttributes } from '../.
 import { ContinuityMetrics } from '../../src/otel/metrics.js';
 import {
   ATTR_CONTINUITY_STATE,
+  METRIC_ATTR_ACTIVITY,
+  METRIC_ATTR_SESSION_ID,
+  METRIC_ATTR_STATE,
   METRIC_NEEDS_HUMAN,
   METRIC_SESSIONS,
   SPAN_ACTIVITY,
@@ -73,9 +76,16 @@ function problem(sessionId: string, state: 'dropped' | 'conflicting', boundaryId
 }
 
 const cells = (points: Array<DataPoint<number>>) =>
-  Object.fromEntries(points.map((p) => [`${p.attributes.state}×${p.attributes.activity}`, p.value]));
+  Object.fromEntries(
+    points.map((p) => [`${p.attributes[METRIC_ATTR_STATE]}×${p.attributes[METRIC_ATTR_ACTIVITY]}`, p.value]),
+  );
 const bySession = (points: Array<DataPoint<number>>) =>
-  Object.fromEntries(points.map((p) => [`${p.attributes.session_id}/${p.attributes.state}`, p.value]));
+  Object.fromEntries(
+    points.map((p) => [
+      `${p.attributes[METRIC_ATTR_SESSION_ID]}/${p.attributes[METRIC_ATTR_STATE]}`,
+      p.value,
+    ]),
+  );
 
 let close: (() => Promise<unknown>) | undefined;
 let h: Harness | undefined;

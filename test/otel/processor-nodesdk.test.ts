@@ -11,6 +11,7 @@ import { approvalAttributes, snapshotAttributes } from '../../src/otel/attribute
 import { ContinuityProcessor } from '../../src/otel/processor.js';
 import {
   ATTR_CONTINUITY_STATE,
+  METRIC_ATTR_STATE,
   METRIC_BOUNDARIES,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
@@ -85,7 +86,7 @@ describe('ContinuityProcessor in a NodeSDK', () => {
           .at(-1)
           ?.scopeMetrics.flatMap((s) => s.metrics)
           .find((m) => m.descriptor.name === METRIC_BOUNDARIES)?.dataPoints ?? [];
-      expect(sumBy(points, 'state')).toEqual({
+      expect(sumBy(points, METRIC_ATTR_STATE)).toEqual({
         preserved: 2,
         approved_change: 1,
         dropped: 1,

@@ -19,6 +19,13 @@ import {
   ATTR_CONTINUITY_STATE,
   ATTR_SESSION_ID,
   decisionAttr,
+  METRIC_ATTR_ACTIVITY,
+  METRIC_ATTR_PRIMARY_DECISION,
+  METRIC_ATTR_REASON,
+  METRIC_ATTR_RUNTIME,
+  METRIC_ATTR_SESSION_ID,
+  METRIC_ATTR_STATE,
+  METRIC_ATTR_TRIGGER,
   METRIC_BOUNDARIES,
   METRIC_EVICTIONS,
   METRIC_NEEDS_HUMAN,
@@ -97,19 +104,25 @@ describe('ContinuityProcessor', () => {
         );
       }
       const boundaries = await h.points(METRIC_BOUNDARIES);
-      expect(sumBy(boundaries, 'state')).toEqual({
+      expect(sumBy(boundaries, METRIC_ATTR_STATE)).toEqual({
         preserved: 2,
         approved_change: 1,
         dropped: 1,
         conflicting: 1,
         unverified: 1,
       });
-      expect(boundaries.every((p) => p.attributes.runtime === 'sdk' && p.attributes.trigger === 'auto')).toBe(
-        true,
-      );
+      expect(
+        boundaries.every(
+          (p) => p.attributes[METRIC_ATTR_RUNTIME] === 'sdk' && p.attributes[METRIC_ATTR_TRIGGER] === 'auto',
+        ),
+      ).toBe(true);
       const needsHuman = await h.points(METRIC_NEEDS_HUMAN);
       expect(
-        needsHuman.map((p) => [p.attributes.session_id, p.attributes.state, p.attributes.primary_decision]),
+        needsHuman.map((p) => [
+          p.attributes[METRIC_ATTR_SESSION_ID],
+          p.attributes[METRIC_ATTR_STATE],
+          p.attributes[METRIC_ATTR_PRIMARY_DECISION],
+        ]),
       ).toEqual([
         ['case-4-dropped-approval-boundary', 'dropped', 'approval_boundary'],
         ['case-5-conflicting-scope', 'conflicting', 'scope'],
@@ -142,7 +155,7 @@ describe('ContinuityProcessor', () => {
   });
 
   describe('boundaries that resolve without a post span', () => {
-    it('emits agent.continuity.check in the pre span trace when the post window passes', async () => {
+    it('emits continuity.check in the pre span trace when the post window passes', async () => {
       h = harness({ postWindowsMs: { sdk: 60_000 } });
       const pre = h.emit(
         SPAN_COMPACTION_PRE,
@@ -157,7 +170,7 @@ describe('ContinuityProcessor', () => {
       expect(more).toEqual([]);
       expect(check?.attributes).toMatchObject({
         [ATTR_SESSION_ID]: 's',
-        'agent.compaction.boundary.id': 'b1',
+        'continuity.boundary.id': 'b1',
         [ATTR_CONTINUITY_STATE]: 'unverified',
         [ATTR_CONTINUITY_REASON]: 'post_observation_missing',
       });
@@ -165,9 +178,9 @@ describe('ContinuityProcessor', () => {
       expect(check?.parentSpanContext?.spanId).toBe(pre.spanContext().spanId);
       expect(check?.links.map((l) => l.context.spanId)).toEqual([pre.spanContext().spanId]);
       const counted = await h.points(METRIC_BOUNDARIES);
-      expect(counted.map((p) => [p.attributes.state, p.attributes.reason, p.value])).toEqual([
-        ['unverified', 'post_observation_missing', 1],
-      ]);
+      expect(
+        counted.map((p) => [p.attributes[METRIC_ATTR_STATE], p.attributes[METRIC_ATTR_REASON], p.value]),
+      ).toEqual([['unverified', 'post_observation_missing', 1]]);
       expect(sumBy(await h.points(METRIC_PENDING), 'x')).toEqual({ undefined: 0 });
     });
 
@@ -247,7 +260,7 @@ describe('ContinuityProcessor', () => {
         const processor = new ContinuityProcessor({ checkIntervalMs: 10 });
         const provider = new BasicTracerProvider({ spanProcessors: [processor] });
         const snapshot = { sessionId: 's', capturedAt: '2026-11-30T10:00:00Z', normalizerVersion: 1, decisions: {} };
-        provider.getTracer('t').startSpan('agent.compaction.pre', { attributes: snapshotAttributes('pre', snapshot) }).end();
+        provider.getTracer('t').startSpan('continuity.compaction.pre', { attributes: snapshotAttributes('pre', snapshot) }).end();
         process.stdout.write(String(processor.pendingCount));
       `;
       const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -268,9 +281,9 @@ describe('ContinuityProcessor', () => {
       h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('w', PRE_AT)));
       h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('w', POST_AT)));
       const sessions = await h.points(METRIC_SESSIONS);
-      expect(sessions.map((p) => [p.attributes.state, p.attributes.activity, p.value])).toEqual([
-        ['preserved', 'waiting_human', 1],
-      ]);
+      expect(
+        sessions.map((p) => [p.attributes[METRIC_ATTR_STATE], p.attributes[METRIC_ATTR_ACTIVITY], p.value]),
+      ).toEqual([['preserved', 'waiting_human', 1]]);
       const [hist] = await h.points(METRIC_REOBSERVATION_DURATION);
       expect(hist?.value).toMatchObject({ count: 1, sum: 300 });
     });
@@ -281,7 +294,7 @@ describe('ContinuityProcessor', () => {
         metrics.setGlobalMeterProvider(h.meterProvider);
         h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
         h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
-        expect(sumBy(await h.points(METRIC_BOUNDARIES), 'state')).toEqual({ preserved: 1 });
+        expect(sumBy(await h.points(METRIC_BOUNDARIES), METRIC_ATTR_STATE)).toEqual({ preserved: 1 });
       } finally {
         metrics.disable();
       }
@@ -290,14 +303,11 @@ describe('ContinuityProcessor', () => {
 
   describe('never throws', () => {
     it.each([
-      ['numbers everywhere', { [ATTR_SESSION_ID]: 7, 'agent.continuity.decision.names': 3 }],
+      ['numbers everywhere', { [ATTR_SESSION_ID]: 7, 'continuity.decision.names': 3 }],
       ['a path as session id', { [ATTR_SESSION_ID]: '/home/me/.claude/session.jsonl' }],
-      ['mixed arrays', { [ATTR_SESSION_ID]: 's', 'agent.continuity.decision.names': ['scope', 'x y'] }],
-      [
-        'a huge name list',
-        { [ATTR_SESSION_ID]: 's', 'agent.continuity.decision.names': Array(500).fill('scope') },
-      ],
-      ['bad times', { [ATTR_SESSION_ID]: 's', 'agent.continuity.captured_at': 'yesterday' }],
+      ['mixed arrays', { [ATTR_SESSION_ID]: 's', 'continuity.decision.names': ['scope', 'x y'] }],
+      ['a huge name list', { [ATTR_SESSION_ID]: 's', 'continuity.decision.names': Array(500).fill('scope') }],
+      ['bad times', { [ATTR_SESSION_ID]: 's', 'continuity.captured_at': 'yesterday' }],
     ])('with %s on compaction spans', (_label, attrs) => {
       h = harness();
       const errors: unknown[] = [];

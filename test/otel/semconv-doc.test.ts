@@ -65,7 +65,7 @@ function semconvNames(): Map<string, string> {
     for (const leaf of leaves) if (typeof leaf === 'string') names.set(leaf, exportName);
   }
   for (const field of semconv.DECISION_FIELDS)
-    names.set(`agent.continuity.decision.<name>.${field}`, 'DECISION_FIELDS');
+    names.set(`continuity.decision.<name>.${field}`, 'DECISION_FIELDS');
   for (const s of CONTINUITY_STATES) names.set(s, 'CONTINUITY_STATES');
   for (const r of ALL_REASONS) names.set(r, 'ALL_REASONS');
   for (const a of ACTIVITY_STATES) names.set(a, 'ACTIVITY_STATES');

@@ -446,11 +446,11 @@ describe('OTLP codec', () => {
     it('a decoded request can be enriched and re-encoded', () => {
       const decoded: OtlpTraceRequest = decodeTraceRequest(JSON.stringify(request(1)), 'json');
       const span = decoded.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
-      span.attributes = upsertAttributes(span.attributes, { 'agent.continuity.state': 'preserved' });
+      span.attributes = upsertAttributes(span.attributes, { 'continuity.state': 'preserved' });
       const again = decodeTraceRequest(encodeTraceRequest(decoded, 'protobuf'), 'protobuf');
       expect(attributesToRecord(again.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes)).toEqual({
         'session.id': 's-1',
-        'agent.continuity.state': 'preserved',
+        'continuity.state': 'preserved',
       });
     });
   });

@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { Reader } from 'protobufjs/light.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  METRIC_ATTR_ERROR_TYPE,
   METRIC_PROCESS_MEMORY_USAGE,
   METRIC_SERVICE_SPANS_REJECTED,
   SERVICE_PROMETHEUS_NAMES,
@@ -204,7 +205,7 @@ function badCases(): BadCase[] {
   add(100, (i) => ({
     kind: 'missing session key',
     body: JSON.stringify(
-      request([span(SPAN_COMPACTION_PRE, 30_000 + i, [str('agent.compaction.trigger', 'auto')])]),
+      request([span(SPAN_COMPACTION_PRE, 30_000 + i, [str('continuity.compaction.trigger', 'auto')])]),
     ),
     headers: JSON_CT,
     status: 200,
@@ -312,9 +313,13 @@ describe('continuity serve under bad input', () => {
 
     const after = await scrape(serve.metrics);
     const rejected = SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_SPANS_REJECTED];
-    expect(total(after, rejected, { reason: SERVICE_REJECT_REASONS.attributeLimit })).toBe(100);
-    expect(total(after, rejected, { reason: SERVICE_REJECT_REASONS.missingSessionKey })).toBe(100);
-    const statuses = after.filter((s) => s.name === 'agent_continuity_service_requests_total');
+    expect(total(after, rejected, { [METRIC_ATTR_ERROR_TYPE]: SERVICE_REJECT_REASONS.attributeLimit })).toBe(
+      100,
+    );
+    expect(
+      total(after, rejected, { [METRIC_ATTR_ERROR_TYPE]: SERVICE_REJECT_REASONS.missingSessionKey }),
+    ).toBe(100);
+    const statuses = after.filter((s) => s.name === 'continuity_service_requests_total');
     const byStatus = Object.fromEntries(statuses.map((s) => [s.labels.http_response_status_code, s.value]));
     expect(byStatus['413']).toBe(60);
     expect(byStatus['415']).toBe(150);

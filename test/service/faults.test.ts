@@ -13,6 +13,7 @@ import {
   ATTR_CONTINUITY_REASON,
   ATTR_CONTINUITY_STATE,
   ATTR_SESSION_ID,
+  METRIC_ATTR_ERROR_TYPE,
   METRIC_PENDING,
   METRIC_SERVICE_EXPORT_FAILURES,
   METRIC_SERVICE_RECOVERED,
@@ -185,7 +186,7 @@ describe('continuity serve when the downstream fails', () => {
         'export failures counted',
         async () =>
           total(await scrape(serve.metrics), SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_EXPORT_FAILURES], {
-            reason: 'status_503',
+            [METRIC_ATTR_ERROR_TYPE]: 'status_503',
           }) >= 3,
       );
       expect(downstream.spans).toHaveLength(0);
@@ -219,7 +220,9 @@ describe('continuity serve when the downstream fails', () => {
       await waitFor(
         '50 spans dropped after retries',
         async () =>
-          total(await scrape(serve.metrics), dropped, { reason: SERVICE_DROP_REASONS.retryExhausted }) === 50,
+          total(await scrape(serve.metrics), dropped, {
+            [METRIC_ATTR_ERROR_TYPE]: SERVICE_DROP_REASONS.retryExhausted,
+          }) === 50,
       );
       await downstream.reopen();
       for (let i = 0; i < 5; i++)
@@ -254,11 +257,13 @@ describe('continuity serve when the downstream fails', () => {
       expect(total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_SPANS_FORWARDED])).toBe(7);
       expect(
         total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_SPANS_DROPPED], {
-          reason: SERVICE_DROP_REASONS.rejectedDownstream,
+          [METRIC_ATTR_ERROR_TYPE]: SERVICE_DROP_REASONS.rejectedDownstream,
         }),
       ).toBe(3);
       expect(
-        total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_EXPORT_FAILURES], { reason: 'partial_success' }),
+        total(m, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_EXPORT_FAILURES], {
+          [METRIC_ATTR_ERROR_TYPE]: 'partial_success',
+        }),
       ).toBe(1);
     } finally {
       await serve.stop();

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { prometheusLabel } from '../../src/otel/semconv.js';
 import type { OtlpMetricsRequest } from '../../src/otlp/types.js';
 import {
   METRICS_PATH,
@@ -205,10 +206,14 @@ export async function scrape(url: string): Promise<Sample[]> {
   return parsePrometheus(r.body);
 }
 
-/** Sum of the samples named `name` whose labels include `labels`. */
+/**
+ * Sum of the samples named `name` whose labels include `labels`, keyed by metric attribute
+ * (`continuity.state`) or by Prometheus label (`continuity_state`): both name the same label.
+ */
 export function total(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
+  const want = Object.entries(labels).map(([k, v]) => [prometheusLabel(k), v] as const);
   return samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .filter((s) => s.name === name && want.every(([k, v]) => s.labels[k] === v))
     .reduce((a, s) => a + s.value, 0);
 }
 

@@ -11,11 +11,14 @@ import {
   ATTR_CONTINUITY_ACTION,
   ATTR_CONTINUITY_STATE,
   ATTR_SESSION_ID,
+  METRIC_ATTR_ERROR_TYPE,
+  METRIC_ATTR_STATE,
   METRIC_BOUNDARIES,
   METRIC_SERVICE_QUEUE_SIZE,
   METRIC_SERVICE_SPANS_FORWARDED,
   METRIC_SERVICE_SPANS_RECEIVED,
   PROMETHEUS_NAMES,
+  prometheusLabel,
   SERVICE_PROMETHEUS_NAMES,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
@@ -112,7 +115,7 @@ describe('continuity serve', () => {
     });
     for (const state of CONTINUITY_STATES) {
       // Two transports, six cases each.
-      expect(total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], { state }), state).toBe(
+      expect(total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], { [METRIC_ATTR_STATE]: state }), state).toBe(
         2 * (counts.get(state) ?? 0),
       );
     }
@@ -124,17 +127,17 @@ describe('continuity serve', () => {
     // Every documented Prometheus name is served (the histogram as _bucket/_sum/_count).
     const names = new Set(samples.map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
     for (const name of [...Object.values(PROMETHEUS_NAMES), ...Object.values(SERVICE_PROMETHEUS_NAMES)]) {
-      if (name === 'agent_continuity_needs_human' || name.endsWith('_evictions_total')) continue;
+      if (name === 'continuity_needs_human' || name.endsWith('_evictions_total')) continue;
       if (
-        name.startsWith('agent_continuity_service_spans_dropped') ||
-        name.startsWith('agent_continuity_service_spans_rejected')
+        name.startsWith('continuity_service_spans_dropped') ||
+        name.startsWith('continuity_service_spans_rejected')
       )
         continue;
       expect(names, name).toContain(name);
     }
     // The needs_human gauge lists the dropped and conflicting sessions.
-    const needsHuman = samples.filter((s) => s.name === PROMETHEUS_NAMES['agent.continuity.needs_human']);
-    expect(needsHuman.map((s) => s.labels.state).sort()).toEqual([
+    const needsHuman = samples.filter((s) => s.name === PROMETHEUS_NAMES['continuity.needs_human']);
+    expect(needsHuman.map((s) => s.labels[prometheusLabel(METRIC_ATTR_STATE)]).sort()).toEqual([
       'conflicting',
       'conflicting',
       'dropped',
@@ -215,8 +218,8 @@ describe('continuity serve with metrics on their own port', () => {
       await waitFor(
         'the span counted dropped (no_downstream)',
         async () =>
-          total(await scrape(serve.metrics), 'agent_continuity_service_spans_dropped_total', {
-            reason: 'no_downstream',
+          total(await scrape(serve.metrics), 'continuity_service_spans_dropped_total', {
+            [METRIC_ATTR_ERROR_TYPE]: 'no_downstream',
           }) === 1,
       );
     } finally {

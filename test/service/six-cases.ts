@@ -1,6 +1,6 @@
 /**
  * The six cases of examples/six-case/cases.json as real OpenTelemetry JS spans: per case a root
- * `agent.run` span, and under it `agent.compaction.pre`, the approvals, `agent.compaction.post`,
+ * `agent.run` span, and under it `continuity.compaction.pre`, the approvals, `continuity.compaction.post`,
  * with attributes from the project's attribute codec (digests only). Exported by whatever
  * exporter the test gives (the OTLP/HTTP protobuf or JSON exporter).
  */

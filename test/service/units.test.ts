@@ -164,7 +164,7 @@ describe('inspectRequest', () => {
       span('ok', 1, {}),
       span('long', 2, { big: 'x'.repeat(101) }),
       span('many', 3, Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 1]))),
-      span(SPAN_COMPACTION_PRE, 4, { 'agent.compaction.trigger': 'auto' }),
+      span(SPAN_COMPACTION_PRE, 4, { 'continuity.compaction.trigger': 'auto' }),
     ]);
     const r = inspectRequest(req, limits);
     expect(r.accepted).toBe(1);
@@ -179,7 +179,9 @@ describe('inspectRequest', () => {
     expect(message).toContain(
       'resourceSpans[0].scopeSpans[0].spans[1] ("long"): attribute "big" is 101 characters long',
     );
-    expect(message).toContain('spans[3] ("agent.compaction.pre"): a compaction span needs a session key');
+    expect(message).toContain(
+      'spans[3] ("continuity.compaction.pre"): a compaction span needs a session key',
+    );
     // Values are never quoted back.
     expect(message).not.toContain('xxxx');
   });
@@ -237,11 +239,11 @@ describe('enrichment', () => {
 
 describe('Prometheus names', () => {
   it('get the unit suffix the collector adds', () => {
-    expect(withUnitSuffix('agent.compaction.reobservation.duration', 's')).toBe(
-      'agent.compaction.reobservation.duration_seconds',
+    expect(withUnitSuffix('continuity.reobservation.duration', 's')).toBe(
+      'continuity.reobservation.duration_seconds',
     );
     expect(withUnitSuffix('process.memory.usage', 'By')).toBe('process.memory.usage_bytes');
     expect(withUnitSuffix('x_seconds', 's')).toBe('x_seconds');
-    expect(withUnitSuffix('agent.continuity.boundaries', '{boundary}')).toBe('agent.continuity.boundaries');
+    expect(withUnitSuffix('continuity.boundaries', '{boundary}')).toBe('continuity.boundaries');
   });
 });

@@ -89,7 +89,7 @@ async function withEvidence<T>(
   }
 }
 
-/** PreCompact: the pre snapshot of the task record → ledger + `agent.compaction.pre` span. */
+/** PreCompact: the pre snapshot of the task record → ledger + `continuity.compaction.pre` span. */
 export async function onPreCompact(p: HookPayload, ctx: HookContext): Promise<string> {
   const startNs = nowNs();
   const now = ctx.now();
@@ -278,7 +278,7 @@ export async function onInstructionsLoaded(p: HookPayload, ctx: HookContext): Pr
   return contextOutput('InstructionsLoaded', p.sessionId, b.decisionNames);
 }
 
-/** Activity: record a change of the activity state (ledger + `agent.activity` span). */
+/** Activity: record a change of the activity state (ledger + `continuity.activity` span). */
 export async function onActivity(p: HookPayload, state: ActivityState, ctx: HookContext): Promise<string> {
   const startNs = nowNs();
   const now = ctx.now();

@@ -10,7 +10,7 @@
  * | event | what it does |
  * | --- | --- |
  * | PreToolUse | the write gate |
- * | PreCompact | pre snapshot of the task record → ledger + `agent.compaction.pre` span |
+ * | PreCompact | pre snapshot of the task record → ledger + `continuity.compaction.pre` span |
  * | PostCompact | boundary record (trigger, time); the summary is never read |
  * | SessionStart | current session for `continuity observe`; after `compact`: boundary + context |
  * | InstructionsLoaded (`compact`) | boundary if not yet recorded + context once per boundary |

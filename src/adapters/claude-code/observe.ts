@@ -1,7 +1,7 @@
 /**
  * `continuity observe`: the agent restates its decisions after compaction. The restatement is
  * digested (values dropped at once), appended to the ledger as the boundary's post snapshot, the
- * boundary is classified, the gate cache updated, the `agent.compaction.post` span exported, and
+ * boundary is classified, the gate cache updated, the `continuity.compaction.post` span exported, and
  * the state and next action are printed in words the agent can follow.
  *
  * The session: `--session ID`, else the project's current session, which the SessionStart,
@@ -57,7 +57,7 @@ export interface ObserveResult {
 }
 
 /**
- * `agent.decision.approval` spans for the approvals recorded since the boundary's pre snapshot,
+ * `continuity.approval` spans for the approvals recorded since the boundary's pre snapshot,
  * sent before the post span so a span processor (e.g. `continuity serve`) sees the same approvals
  * the ledger holds. Ids are derived from the approval's ledger seq, exactly as
  * `continuity approve` derives them: re-sending one (each restatement sends them again) repeats

@@ -4,7 +4,7 @@
  * decision and dropped. See docs/ledger.md.
  *
  * With an endpoint configured (`--otlp-endpoint`, `CONTINUITY_OTLP_ENDPOINT`) it then exports an
- * `agent.decision.approval` span (digests and ids only) in the trace of the session's latest
+ * `continuity.approval` span (digests and ids only) in the trace of the session's latest
  * boundary, its id derived from the ledger seq; see `record-export.ts`.
  */
 import type { Command } from 'commander';

@@ -3,7 +3,7 @@
  * prints the boundary id. The values are dropped after digesting. See docs/ledger.md.
  *
  * With an endpoint configured (`--otlp-endpoint`, `CONTINUITY_OTLP_ENDPOINT`) it then exports the
- * snapshot as an `agent.compaction.pre` / `.post` span (digests only), in the boundary's trace, the
+ * snapshot as a `continuity.compaction.pre` / `.post` span (digests only), in the boundary's trace, the
  * post span linked to the pre span; see `record-export.ts`.
  */
 import { randomUUID } from 'node:crypto';
