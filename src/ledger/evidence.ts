@@ -19,6 +19,10 @@ export interface BoundaryReport {
   compactedAt: string;
   runtime?: string;
   trigger?: Trigger;
+  /** Context fill before the compaction, in tokens, when the runtime reported it. */
+  tokensBefore?: number;
+  /** Context fill after the compaction, in tokens, when the runtime reported it. */
+  tokensAfter?: number;
 }
 
 /** A snapshot that could not be taken. */
@@ -217,6 +221,8 @@ export function buildEvidence<T>(
           compactedAt: str(bRec, 'compactedAt', sel.boundary.seq),
           ...(typeof bRec.runtime === 'string' && { runtime: bRec.runtime }),
           ...(optTrigger(bRec) && { trigger: optTrigger(bRec) }),
+          ...(typeof bRec.tokensBefore === 'number' && { tokensBefore: bRec.tokensBefore }),
+          ...(typeof bRec.tokensAfter === 'number' && { tokensAfter: bRec.tokensAfter }),
         }
       : null;
   const runtime =

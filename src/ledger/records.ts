@@ -94,7 +94,17 @@ export const EvidenceMissingRecordSchema = z.strictObject({
   at: TimestampSchema,
 });
 
-/** The runtime reported a compaction (for example Claude Code's PostCompact). */
+const TokenCountSchema = z
+  .number({ error: 'expected a token count (integer >= 0)' })
+  .int({ error: 'expected a token count (integer >= 0)' })
+  .min(0, { error: 'expected a token count (integer >= 0)' })
+  .max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The runtime reported a compaction (for example Claude Code's SessionStart(compact) or
+ * PostCompact), with the context fill before and after it when the runtime gave the numbers.
+ * A later record for the same boundary (same `compactedAt`) adds numbers learnt afterwards.
+ */
 export const BoundaryRecordSchema = z.strictObject({
   type: z.literal('boundary'),
   sessionId: OpaqueIdSchema,
@@ -102,6 +112,8 @@ export const BoundaryRecordSchema = z.strictObject({
   runtime: OpaqueIdSchema.optional(),
   trigger: TriggerSchema.optional(),
   compactedAt: TimestampSchema,
+  tokensBefore: TokenCountSchema.optional(),
+  tokensAfter: TokenCountSchema.optional(),
 });
 
 /** The agent's activity state, a dimension of its own beside continuity. */

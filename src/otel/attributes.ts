@@ -49,6 +49,8 @@ import {
   ATTR_NORMALIZER_VERSION,
   ATTR_RUNTIME,
   ATTR_SESSION_ID,
+  ATTR_TOKENS_AFTER,
+  ATTR_TOKENS_BEFORE,
   ATTR_TRIGGER,
   type CompactionTrigger,
   decisionAttr,
@@ -76,6 +78,10 @@ export interface BoundaryContext {
   trigger?: CompactionTrigger;
   /** Post only: when the compaction happened (RFC 3339 UTC), when the runtime reported it. */
   compactedAt?: string;
+  /** Context fill before the compaction, in tokens, when the runtime reported it. */
+  tokensBefore?: number;
+  /** Context fill after the compaction, in tokens, when the runtime reported it. */
+  tokensAfter?: number;
 }
 
 /** What every compaction event carries. */
@@ -138,6 +144,10 @@ const MAX_TIME_NS = 100_000_000_000_000_000_000n;
 
 // ── Writing ──────────────────────────────────────────────────────────────────────────────────
 
+function isTokenCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+}
+
 function boundaryAttributes(
   phase: 'pre' | 'post',
   sessionId: string,
@@ -147,6 +157,8 @@ function boundaryAttributes(
   if (boundary?.boundaryId !== undefined) attrs[ATTR_BOUNDARY_ID] = boundary.boundaryId;
   if (boundary?.runtime !== undefined) attrs[ATTR_RUNTIME] = boundary.runtime;
   if (boundary?.trigger !== undefined) attrs[ATTR_TRIGGER] = boundary.trigger;
+  if (isTokenCount(boundary?.tokensBefore)) attrs[ATTR_TOKENS_BEFORE] = boundary.tokensBefore;
+  if (isTokenCount(boundary?.tokensAfter)) attrs[ATTR_TOKENS_AFTER] = boundary.tokensAfter;
   if (phase === 'post') {
     attrs[ATTR_GEN_AI_CONVERSATION_COMPACTED] = true;
     if (boundary?.compactedAt !== undefined) attrs[ATTR_COMPACTED_AT] = boundary.compactedAt;

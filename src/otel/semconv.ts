@@ -57,6 +57,10 @@ export const ATTR_EVIDENCE_MISSING = 'continuity.evidence_missing' as const;
 export const ATTR_CAPTURED_AT = 'continuity.captured_at' as const;
 /** When the compaction happened (RFC 3339 UTC), on the post span when the runtime reported it. */
 export const ATTR_COMPACTED_AT = 'continuity.compaction.compacted_at' as const;
+/** Context fill just before the compaction, in tokens (integer), where the runtime reported it. */
+export const ATTR_TOKENS_BEFORE = 'continuity.compaction.tokens.before' as const;
+/** Context fill just after the compaction, in tokens (integer), where the runtime reported it. */
+export const ATTR_TOKENS_AFTER = 'continuity.compaction.tokens.after' as const;
 
 /** Per-decision attribute fields: `continuity.decision.<name>.<field>`. */
 export const DECISION_FIELDS = [

@@ -29,7 +29,7 @@ describe('continuity init claude-code', () => {
       });
       expect(first.status, first.stderr).toBe(EXIT.ok);
       expect(first.stdout).toContain(
-        '.claude/settings.json: added PreToolUse (matcher Edit|Write|MultiEdit|NotebookEdit|Bash), timeout 5 s',
+        '.claude/settings.json: added PreToolUse (matcher Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell), timeout 5 s',
       );
       expect(first.stdout).toContain('.claude/settings.json: kept 1 hook group(s) of your own');
       expect(first.stdout).toContain('.continuity/task.json: created from the template');

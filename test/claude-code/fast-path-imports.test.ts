@@ -84,11 +84,11 @@ describe('the write gate fast path', () => {
       { tool_name: 'Write', tool_input: { file_path: 'a.ts', content: 'x' }, tool_use_id: 't1' },
       'gate',
     );
-    expect(loaded).toContain('dist/adapters/claude-code/gate.js');
+    expect(loaded).toContain('dist/adapters/core/gate.js');
     const repoModules = loaded.filter((m) => !m.startsWith('node:') && !m.startsWith('file:'));
     expect(repoModules.filter((m) => m.startsWith('dist/export/'))).toEqual([]);
     expect(repoModules.filter((m) => m.includes('node_modules/'))).toEqual([]);
-    expect(loaded).not.toContain('dist/adapters/claude-code/export.js');
+    expect(loaded).not.toContain('dist/adapters/core/export.js');
     expect(loaded).not.toContain('node:http');
     expect(loaded).not.toContain('node:https');
     // The whole list, so any addition is a deliberate change of this test.
@@ -96,9 +96,10 @@ describe('the write gate fast path', () => {
       [
         'bin/continuity.js',
         'dist/adapters/claude-code/config.js',
-        'dist/adapters/claude-code/gate.js',
         'dist/adapters/claude-code/hook.js',
-        'dist/adapters/claude-code/state.js',
+        'dist/adapters/core/config.js',
+        'dist/adapters/core/gate.js',
+        'dist/adapters/core/state.js',
         'dist/classify/states.js',
       ].sort(),
     );
@@ -107,6 +108,6 @@ describe('the write gate fast path', () => {
   it('while a recording hook (PreCompact) does load the exporter: the trace sees what is loaded', async () => {
     const loaded = await tracedHook('fast-2', 'PreCompact', { trigger: 'auto' }, 'precompact');
     expect(loaded).toContain('dist/export/exporter.js');
-    expect(loaded).toContain('dist/adapters/claude-code/export.js');
+    expect(loaded).toContain('dist/adapters/core/export.js');
   });
 });

@@ -144,6 +144,22 @@ export function hook(
   });
 }
 
+/**
+ * One compaction in the order Claude Code 2.1.328 really sends it: PreCompact →
+ * SessionStart(compact) → PostCompact. Returns the three runs.
+ */
+export async function compact(
+  world: World,
+  sessionId: string,
+  trigger: 'manual' | 'auto' = 'auto',
+  extra: Record<string, unknown> = {},
+): Promise<{ pre: Run; start: Run; post: Run }> {
+  const pre = await hook(world, sessionId, 'PreCompact', { trigger, custom_instructions: null, ...extra });
+  const start = await hook(world, sessionId, 'SessionStart', { source: 'compact', model: 'claude-opus-5-5', ...extra });
+  const post = await hook(world, sessionId, 'PostCompact', { trigger, compact_summary: 'S', ...extra });
+  return { pre, start, post };
+}
+
 /** The gate's answer to a PreToolUse call: `allow` (no output), `deny` or `ask`, and the reason. */
 export async function gate(
   world: World,

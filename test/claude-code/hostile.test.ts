@@ -13,6 +13,7 @@ import {
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
 import {
+  compact,
   gate,
   hook,
   ledgerRecords,
@@ -177,7 +178,7 @@ describe('hostile payloads never leak', () => {
       });
       expect(r.status).toBe(0);
       expect(r.stdout).toBe(''); // no compaction yet: no objection
-      await hook(world, sid, 'PreCompact', { trigger: 'auto' });
+      await compact(world, sid);
       r = await runCli(['hook', 'claude-code'], { input: huge(content), env: world.env, cwd: world.project });
       expect(r.status).toBe(0);
       expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
@@ -239,7 +240,7 @@ describe('the gate guards the evidence', () => {
     const sid = 'chain-1';
     try {
       writeTaskRecord(world, DECISIONS);
-      await hook(world, sid, 'PreCompact', { trigger: 'auto' });
+      await compact(world, sid);
       for (const command of [
         `continuity observe --session ${sid} --decision scope=1 && rm -rf src`,
         `continuity observe --session ${sid} --decision scope=1; touch x`,
@@ -261,7 +262,7 @@ describe('the gate guards the evidence', () => {
     const sid = 'policy-1';
     try {
       writeTaskRecord(world, DECISIONS);
-      await hook(world, sid, 'PreCompact', { trigger: 'auto' });
+      await compact(world, sid);
       await runCli(
         [
           'observe',
@@ -293,9 +294,9 @@ describe('PreCompact never blocks compaction', () => {
     const world = makeWorld(receiver.endpoint);
     const sid = 'no-record';
     try {
-      const r = await hook(world, sid, 'PreCompact', { trigger: 'auto' });
+      const { pre: r } = await compact(world, sid);
       expect(r.status).toBe(0);
-      expect(r.stdout).toBe('');
+      expect(r.stdout).toBe(''); // no decision names to ask the summarizer to keep
       oneLine(r.stderr);
       const missing = ledgerRecords(world).find((x) => x.type === 'evidence_missing');
       expect(missing?.reason).toBe('task_record_missing');
@@ -316,14 +317,16 @@ describe('PreCompact never blocks compaction', () => {
         ...DECISIONS,
         approval_boundary: { ...DECISIONS.approval_boundary, sensitive: true },
       });
-      await hook(world, 'no-key', 'PreCompact', { trigger: 'auto' });
-      expect(ledgerRecords(world).at(-1)?.reason).toBe('digest_key_missing');
+      await compact(world, 'no-key');
+      expect(ledgerRecords(world).find((x) => x.type === 'evidence_missing')?.reason).toBe('digest_key_missing');
 
       const keyFile = join(world.root, 'digest.key');
       writeFileSync(keyFile, 'ab'.repeat(32), { mode: 0o600 });
       const keyed = { ...world, env: { ...world.env, CONTINUITY_DIGEST_KEY_FILE: keyFile } };
-      await hook(keyed, 'with-key', 'PreCompact', { trigger: 'auto' });
-      const pre = ledgerRecords(world).at(-1) as { decisions: Record<string, { digest: string }> };
+      await compact(keyed, 'with-key');
+      const pre = ledgerRecords(world).findLast((x) => x.type === 'snapshot') as {
+        decisions: Record<string, { digest: string }>;
+      };
       expect(pre.decisions.approval_boundary!.digest).toMatch(/^hmac-sha256:[0-9a-f]{16}:/);
       expect(pre.decisions.scope!.digest).toMatch(/^sha256:/);
 
@@ -355,8 +358,8 @@ describe('PreCompact never blocks compaction', () => {
       const blocker = join(world.root, 'not-a-dir');
       writeFileSync(blocker, 'x');
       const broken = { ...world, env: { ...world.env, CONTINUITY_LEDGER: join(blocker, 'ledger.jsonl') } };
-      const r = await hook(broken, sid, 'PreCompact', { trigger: 'auto' });
-      expect(r.status).toBe(0);
+      const { pre, start: r, post } = await compact(broken, sid);
+      for (const run of [pre, r, post]) expect(run.status).toBe(0);
       oneLine(r.stderr);
       expect(r.stderr).toContain('ledger');
       const g = await gate(broken, sid, 'Write', WRITE);

@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUMMARY_INSTRUCTION_PREFIX } from '../../src/adapters/core/messages.js';
 import { classifyFixture, parseFixture } from '../../src/fixture/cases.js';
 import {
   ATTR_BOUNDARY_ID,
@@ -63,6 +64,11 @@ const EXPECTED = new Map(
 
 const WRITE = { file_path: 'services/ledger/reconcile.ts', content: 'export const x = 1;\n' };
 
+/** The restatement command as the messages print it: `continuity`, or `node …/continuity.js` when it is not on PATH. */
+function observeCommandFor(sessionId: string): RegExp {
+  return new RegExp(`(?:^|\\s)(?:continuity|node \\S+/bin/continuity\\.js) observe --session ${sessionId} `);
+}
+
 /** Every raw string value of a case, for the leak scan (long enough not to match by chance). */
 function rawStrings(c: FixtureCase): string[] {
   const out = new Set<string>();
@@ -114,7 +120,10 @@ describe('Claude Code session replays', () => {
             custom_instructions: '',
           });
           expect(pre.status).toBe(0);
-          expect(pre.stdout).toBe('');
+          // PreCompact's stdout is appended to the summarizer's instructions: names, never values.
+          expect(pre.stdout).toContain(SUMMARY_INSTRUCTION_PREFIX);
+          for (const name of Object.keys(c.pre.decisions)) expect(pre.stdout).toContain(`"${name}"`);
+          for (const raw of rawStrings(c)) expect(pre.stdout).not.toContain(raw);
           expect(
             (await hook(world, sessionId, 'PostCompact', { trigger: 'auto', compact_summary: secretSummary }))
               .status,
@@ -124,7 +133,7 @@ describe('Claude Code session replays', () => {
           expect(context.hookEventName).toBe('SessionStart');
           for (const name of Object.keys(c.pre.decisions))
             expect(context.additionalContext).toContain(`"${name}"`);
-          expect(context.additionalContext).toContain(`continuity observe --session ${sessionId}`);
+          expect(context.additionalContext).toMatch(observeCommandFor(sessionId));
           for (const raw of rawStrings(c)) expect(context.additionalContext).not.toContain(raw);
           const loaded = await hook(world, sessionId, 'InstructionsLoaded', {
             file_path: join(world.project, 'CLAUDE.md'),
@@ -138,7 +147,7 @@ describe('Claude Code session replays', () => {
           const blocked = await gate(world, sessionId, 'Write', WRITE);
           expect(blocked.decision).toBe('deny');
           expect(blocked.reason).toContain('post_observation_missing');
-          expect(blocked.reason).toContain(`continuity observe --session ${sessionId}`);
+          expect(blocked.reason).toMatch(observeCommandFor(sessionId));
           // …but restating is always allowed through Bash.
           const restate = `continuity observe --session ${sessionId} --decisions - <<'EOF'\n{"scope": 1}\nEOF`;
           expect((await gate(world, sessionId, 'Bash', { command: restate })).decision).toBe('allow');

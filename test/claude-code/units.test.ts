@@ -7,19 +7,22 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_GATE_POLICY, loadConfig, policyVerdict } from '../../src/adapters/claude-code/config.js';
-import { adapterExportConfig } from '../../src/adapters/claude-code/export.js';
-import {
-  inspectBashCommand,
-  inspectTargetPath,
-  isContinuityReadonly,
-} from '../../src/adapters/claude-code/gate.js';
+import { loadClaudeCodeConfig, resolveClaudeCodeEnv } from '../../src/adapters/claude-code/config.js';
 import { parsePayload } from '../../src/adapters/claude-code/hook.js';
 import { hookRegistrations, mergeHookSettings } from '../../src/adapters/claude-code/init.js';
-import { compactionContext, gateReason, nextAction } from '../../src/adapters/claude-code/messages.js';
-import { digestRestatement } from '../../src/adapters/claude-code/restatement.js';
-import { fileKey, spoolDir } from '../../src/adapters/claude-code/state.js';
-import { digestTaskRecord, taskRecordTemplate } from '../../src/adapters/claude-code/task-record.js';
+import { DEFAULT_GATE_POLICY, policyVerdict } from '../../src/adapters/core/config.js';
+import { adapterExportConfig } from '../../src/adapters/core/export.js';
+import { inspectBashCommand, inspectTargetPath, isContinuityReadonly } from '../../src/adapters/core/gate.js';
+import { compactionContext, gateReason, nextAction } from '../../src/adapters/core/messages.js';
+import { digestRestatement } from '../../src/adapters/core/restatement.js';
+import { fileKey, spoolDir, stateDirOf } from '../../src/adapters/core/state.js';
+import { digestTaskRecord, taskRecordTemplate } from '../../src/adapters/core/task-record.js';
+
+/** The configuration of `dir` under the environment `env`, resolved as a hook resolves it. */
+function loadConfig(dir: string, env: NodeJS.ProcessEnv) {
+  return loadClaudeCodeConfig(dir, resolveClaudeCodeEnv(env));
+}
+
 import { InputError } from '../../src/decision/problems.js';
 import { createDigestKey, digestValue } from '../../src/digest/digest.js';
 import { MAX_SPOOL_FILES, spoolRequest } from '../../src/export/spool.js';
@@ -126,7 +129,7 @@ describe('configuration', () => {
     };
     const { config, warnings } = loadConfig(dir, env);
     // The export section is resolved only when a hook exports (the gate never loads the exporter).
-    const exported = adapterExportConfig(config, env);
+    const exported = adapterExportConfig(config);
     expect(config.taskRecordPath).toBe(join(dir, 'docs', 'task.json'));
     expect(config.gate.tools).toEqual(['Write', 'Bash']);
     expect(config.gate.policy).toEqual({ conflicting: 'ask', unverified: 'ask' });
@@ -139,9 +142,9 @@ describe('configuration', () => {
     expect(exported.warnings.join('\n')).toMatch(/timeoutMs: expected an integer/);
   });
 
-  it('defaults to a local continuity serve, JSON encoding, the five gated tools, export on', () => {
+  it('defaults to a local continuity serve, JSON encoding, the gated tools (PowerShell too), export on', () => {
     const { config, warnings } = loadConfig(dir, {});
-    expect(adapterExportConfig(config, {})).toEqual({
+    expect(adapterExportConfig(config)).toEqual({
       warnings: [],
       config: {
         enabled: true,
@@ -151,10 +154,10 @@ describe('configuration', () => {
         headers: {},
       },
     });
-    expect(config.gate.tools).toEqual(['Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'Bash']);
+    expect(config.gate.tools).toEqual(['Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'Bash', 'PowerShell']);
     expect(warnings).toEqual([]);
     const off = { CONTINUITY_EXPORT: 'off' };
-    expect(adapterExportConfig(loadConfig(dir, off).config, off).config.enabled).toBe(false);
+    expect(adapterExportConfig(loadConfig(dir, off).config).config.enabled).toBe(false);
   });
 });
 
@@ -447,7 +450,7 @@ describe('spool', () => {
     for (let i = 0; i < MAX_SPOOL_FILES; i++) {
       writeFileSync(join(spool, `${String(i).padStart(15, '0')}-1-a.json`), '{}', { mode: 0o600 });
     }
-    expect(spoolDir(env)).toBe(spool);
+    expect(spoolDir(stateDirOf(resolveClaudeCodeEnv(env).core.stateRoot, 'claude-code'))).toBe(spool);
     const dropped = spoolRequest(spool, Buffer.from('{"new":true}'), 'json');
     expect(dropped).toBe(1);
     const names = readdirSync(spool).filter((n) => n.endsWith('.json'));

@@ -1,55 +1,48 @@
 /**
- * The recording hooks: PreCompact, PostCompact, SessionStart, InstructionsLoaded and activity.
- * Loaded only for those events (never by the gate): they use the ledger, the digests and the
- * exporter. None of them ever blocks: every failure becomes evidence missing, a stderr line and
- * exit 0. The compaction summary, custom instructions and transcript path are never read.
+ * The recording hooks, translated onto the core: PreCompact (`pre`), SessionStart(compact),
+ * PostCompact and InstructionsLoaded(compact) (`compacted` signals), the other SessionStarts
+ * (`resumed`) and activity. Loaded only for those events (never by the gate's fast path): they use
+ * the ledger, the digests and the exporter. None of them ever blocks: every failure becomes
+ * evidence missing, a stderr line and exit 0. The compaction summary and custom instructions are
+ * never read; the transcript is read locally for token counts only.
  */
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, relative } from 'node:path';
-import { BOUNDARY_REASONS } from '../../classify/states.js';
-import { type ActivityState, NORMALIZER_VERSION, OPAQUE_ID_PATTERN } from '../../decision/model.js';
-import { compareCriticality } from '../../decision/names.js';
+import { type ActivityState, OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
-import { loadDigestKey } from '../../digest/key-file.js';
-import { boundarySpanIds, type ExportSpan, nowNs, randomSpanIds } from '../../export/spans.js';
-import { activityAttributes, evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
-import { EVIDENCE_MISSING_REASONS, SPAN_ACTIVITY, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
-import { type AdapterConfig, RUNTIME } from './config.js';
-import { type EvidenceStore, openEvidence } from './evidence.js';
-import { exportHookSpans } from './export.js';
-import type { HookPayload } from './hook.js';
-import { compactionContext } from './messages.js';
+import { type ExportSpan, nowNs, randomSpanIds } from '../../export/spans.js';
+import { activityAttributes } from '../../otel/attributes.js';
+import { SPAN_ACTIVITY } from '../../otel/semconv.js';
+import type { AssemblyInput } from '../core/boundary.js';
+import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '../core/capture.js';
+import type { AdapterConfig } from '../core/config.js';
+import { ledgerRederive, openEvidence, taskRecordNames } from '../core/evidence.js';
+import { exportAdapterSpans } from '../core/export.js';
+import type { Rederive } from '../core/gate.js';
+import { compactionContext, summaryInstruction } from '../core/messages.js';
 import {
   createMarker,
-  type GateBoundary,
   markerFile,
+  type PreCapture,
   readGateState,
   writeActivity,
   writeGateState,
   writeProjectSession,
-} from './state.js';
-import { digestTaskRecord, readTaskOutline } from './task-record.js';
+} from '../core/state.js';
+import { trackStep, withSessionLock } from '../core/track.js';
+import { type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
+import type { HookRun } from './hook.js';
+import { compactBoundaryTokens, lastReplyTokens } from './transcript.js';
 
-/** Evidence-missing reason codes the adapter writes besides the task record's. */
-export const ADAPTER_EVIDENCE_REASONS = {
-  /** PostCompact or SessionStart(compact) arrived with no PreCompact before it. */
-  preHookMissing: 'pre_hook_missing',
-  /** The snapshot was taken but the ledger refused or failed the append. */
-  ledgerWriteFailed: EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
+/**
+ * Claude Code's post-compaction signals, as the core's assembly names them. InstructionsLoaded
+ * fires once per instruction file, so it is `repeatable`.
+ */
+export const SIGNALS = {
+  sessionStart: 'session_start_compact',
+  postCompact: 'post_compact',
+  instructionsLoaded: 'instructions_loaded_compact',
 } as const;
-
-/** How long after PostCompact a SessionStart or InstructionsLoaded `compact` still belongs to it. */
-const SAME_COMPACTION_MS = 10 * 60 * 1000;
-
-/** What every recording hook needs. */
-export interface HookContext {
-  env: NodeJS.ProcessEnv;
-  config: AdapterConfig;
-  /** One line to stderr. */
-  warn: (line: string) => void;
-  /** The clock, as RFC 3339 UTC. */
-  now: () => string;
-}
 
 /** A new boundary id: lower-case, time-ordered, opaque. */
 export function newBoundaryId(): string {
@@ -67,238 +60,201 @@ export function taskRecordLabel(config: AdapterConfig): string {
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : 'the task record (CONTINUITY_TASK_RECORD)';
 }
 
-function outlineNames(config: AdapterConfig): string[] {
-  const o = readTaskOutline(config.taskRecordPath, taskRecordLabel(config));
-  return o.ok ? [...o.outline.names].sort(compareCriticality) : [];
+/** True when the session id can be stored (the ledger's opaque-id rule). */
+export function storableSessionId(id: string): boolean {
+  return OPAQUE_ID_PATTERN.test(id);
 }
 
-async function withEvidence<T>(
-  ctx: HookContext,
-  what: string,
-  fn: (store: EvidenceStore) => Promise<T>,
-): Promise<T | undefined> {
-  let store: EvidenceStore | undefined;
-  try {
-    store = openEvidence(ctx.env);
-    return await fn(store);
-  } catch (e) {
-    ctx.warn(`${what}: ledger: ${(e as Error).message.split('\n')[0]}`);
-    return undefined;
-  } finally {
-    await store?.close().catch(() => {});
+/** The gate's slow path for Claude Code: the ledger and the classifier. */
+export function rederive(config: AdapterConfig, env: ClaudeCodeEnv): Rederive {
+  return ledgerRederive(config, claudeCodeState(env), taskRecordLabel(config));
+}
+
+/** Runs the handler of one recording event; returns what the hook prints on stdout. */
+export async function handle(run: HookRun, activity: ActivityState | undefined): Promise<string> {
+  const p = run.payload;
+  if (!storableSessionId(p.sessionId)) {
+    run.warn(`${p.event}: session_id is not an opaque identifier; nothing recorded`);
+    return '';
+  }
+  if (activity) return onActivity(run, activity);
+  switch (p.event) {
+    case 'PreCompact':
+      return onPreCompact(run);
+    case 'PostCompact':
+      return onCompacted(run, SIGNALS.postCompact);
+    case 'SessionStart':
+      return p.source === 'compact' ? onCompacted(run, SIGNALS.sessionStart) : onResumed(run);
+    case 'InstructionsLoaded':
+      if (p.loadReason === 'compact') await onCompacted(run, SIGNALS.instructionsLoaded);
+      // InstructionsLoaded has no JSON output: Claude Code logs any as a failed hook.
+      return '';
+    default:
+      return '';
   }
 }
 
-/** PreCompact: the pre snapshot of the task record → ledger + `continuity.compaction.pre` span. */
-export async function onPreCompact(p: HookPayload, ctx: HookContext): Promise<string> {
-  const startNs = nowNs();
-  const now = ctx.now();
-  const { config } = ctx;
-  const boundaryId = newBoundaryId();
-  const trigger = p.trigger;
-  writeProjectSession(config.projectDir, p.sessionId, now, ctx.env);
-
-  const label = taskRecordLabel(config);
-  const r = digestTaskRecord(config.taskRecordPath, label, now, () => loadDigestKey({ env: ctx.env }));
-  let missing: string | undefined;
-  if (!r.ok) {
-    missing = r.problem.code;
-    ctx.warn(`PreCompact: no pre snapshot: ${r.problem.message}`);
-  }
-  const names = (r.ok ? Object.keys(r.digests.decisions) : outlineNames(config)).sort(compareCriticality);
-  const cache = (reason?: string): GateBoundary => ({
-    id: boundaryId,
-    state: 'unverified',
-    reason: reason ? BOUNDARY_REASONS.preSnapshotMissing : BOUNDARY_REASONS.postObservationMissing,
-    primaryDecision: null,
-    decisionNames: names,
-    ...(reason ? { evidenceMissing: reason } : {}),
-  });
-  // The gate's cache first: if everything after this fails, writes still wait for a re-observation.
-  writeGateState(p.sessionId, cache(missing), now, ctx.env);
-
-  const base = { sessionId: p.sessionId, boundaryId, runtime: RUNTIME, ...(trigger ? { trigger } : {}) };
-  const ok = await withEvidence(ctx, 'PreCompact', async (store) => {
-    if (r.ok) {
-      await store.append({
-        type: 'snapshot',
-        phase: 'pre',
-        ...base,
-        capturedAt: now,
-        normalizerVersion: NORMALIZER_VERSION,
-        decisions: r.digests.decisions,
-      });
-    } else {
-      await store.append({ type: 'evidence_missing', phase: 'pre', ...base, reason: missing!, at: now });
-    }
-    return true;
-  });
-  if (!ok && r.ok) {
-    missing = ADAPTER_EVIDENCE_REASONS.ledgerWriteFailed;
-    writeGateState(p.sessionId, cache(missing), now, ctx.env);
-  }
-
-  const boundaryCtx = { boundaryId, runtime: RUNTIME, ...(trigger ? { trigger } : {}) };
-  const span: ExportSpan = {
-    name: SPAN_COMPACTION_PRE,
-    ids: boundarySpanIds(p.sessionId, boundaryId, 'pre'),
-    startNs,
-    endNs: nowNs(),
-    attributes:
-      r.ok && !missing
-        ? snapshotAttributes(
-            'pre',
-            {
-              sessionId: p.sessionId,
-              capturedAt: now,
-              normalizerVersion: NORMALIZER_VERSION,
-              decisions: r.digests.decisions,
-            },
-            boundaryCtx,
-          )
-        : evidenceMissingAttributes('pre', p.sessionId, missing!, boundaryCtx),
-    error: missing !== undefined,
-  };
-  await exportHookSpans([span], config, ctx.env, (l) => ctx.warn(`PreCompact: ${l}`));
-  return '';
+function prefixed(run: HookRun): (line: string) => void {
+  return (line) => run.warn(`${run.payload.event}: ${line}`);
 }
 
 /**
- * Makes sure the session's latest compaction has a boundary record (PostCompact, or SessionStart /
- * InstructionsLoaded when PostCompact did not fire). A compaction with no PreCompact before it
- * opens a boundary of its own whose pre snapshot is missing. Returns the cached boundary.
+ * PreCompact: the pre capture of the task record (digests only), pending until a compaction
+ * confirms it; prints the one sentence Claude Code appends to the summarizer's instructions.
  */
-async function ensureBoundary(p: HookPayload, ctx: HookContext, event: string): Promise<GateBoundary> {
-  const now = ctx.now();
-  const cached = readGateState(p.sessionId, ctx.env)?.boundary;
-  // Which boundary this compaction belongs to: the one PreCompact opened (not yet compacted), or,
-  // after PostCompact already recorded it, the same one for SessionStart / InstructionsLoaded
-  // while it is recent and not yet re-observed. Anything else is a compaction nobody captured.
-  const pending = cached !== null && cached !== undefined && !cached.observed;
-  const recent =
-    cached?.compactedAt !== undefined &&
-    Date.parse(now) - Date.parse(cached.compactedAt) < SAME_COMPACTION_MS;
-  const reuse = pending && (cached!.compactedAt === undefined || (event !== 'PostCompact' && recent));
-  let b: GateBoundary;
-  let openedHere = false;
-  if (reuse) {
-    b = cached!;
-  } else {
-    openedHere = true;
-    b = {
-      id: newBoundaryId(),
-      state: 'unverified',
-      reason: BOUNDARY_REASONS.preSnapshotMissing,
-      primaryDecision: null,
-      decisionNames: outlineNames(ctx.config),
-      evidenceMissing: ADAPTER_EVIDENCE_REASONS.preHookMissing,
-    };
-    ctx.warn(`${event}: compaction without a PreCompact snapshot; continuity cannot be verified for it`);
-  }
-  if (!createMarker(markerFile(p.sessionId, b.id, 'recorded', ctx.env)))
-    return readGateState(p.sessionId, ctx.env)?.boundary ?? b;
-  b = { ...b, compactedAt: now };
-  writeGateState(p.sessionId, b, now, ctx.env);
-  const trigger = p.trigger;
-  const base = {
-    sessionId: p.sessionId,
-    boundaryId: b.id,
-    runtime: RUNTIME,
-    ...(trigger ? { trigger } : {}),
+async function onPreCompact(run: HookRun): Promise<string> {
+  const { payload: p, config, env } = run;
+  const warn = prefixed(run);
+  const now = systemNow();
+  const state = claudeCodeState(env);
+  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  const tokensBefore = run.local.transcriptPath ? lastReplyTokens(run.local.transcriptPath) : undefined;
+  const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
+  const input: AssemblyInput<PreCapture> = {
+    event: {
+      type: 'pre',
+      at: now,
+      ...(p.trigger ? { trigger: p.trigger } : {}),
+      ...(tokensBefore !== undefined ? { tokensBefore } : {}),
+    },
+    boundaryId: newBoundaryId(),
+    capture,
   };
-  await withEvidence(ctx, event, async (store) => {
-    if (openedHere) {
-      await store.append({
-        type: 'evidence_missing',
-        phase: 'pre',
-        ...base,
-        reason: ADAPTER_EVIDENCE_REASONS.preHookMissing,
-        at: now,
-      });
-    }
-    await store.append({ type: 'boundary', ...base, compactedAt: now });
-  });
-  if (openedHere) {
-    const span: ExportSpan = {
-      name: SPAN_COMPACTION_PRE,
-      ids: boundarySpanIds(p.sessionId, b.id, 'pre'),
-      startNs: nowNs(),
-      endNs: nowNs(),
-      attributes: evidenceMissingAttributes('pre', p.sessionId, ADAPTER_EVIDENCE_REASONS.preHookMissing, {
-        boundaryId: b.id,
-        runtime: RUNTIME,
-        ...(trigger ? { trigger } : {}),
-      }),
-      error: true,
-    };
-    await exportHookSpans([span], ctx.config, ctx.env, (l) => ctx.warn(`${event}: ${l}`));
+  try {
+    const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
+    const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
+    if (discarded) warn(`an earlier PreCompact was never followed by a compaction; it is discarded`);
+  } catch (e) {
+    warn(`pre capture not kept: ${(e as Error).message.split('\n')[0]}`);
   }
-  return b;
+  const names = captureNames(capture);
+  return names.length > 0 ? `${summaryInstruction(names)}\n` : '';
 }
 
-/** PostCompact: record the boundary (trigger, time). The compaction summary is never read. */
-export async function onPostCompact(p: HookPayload, ctx: HookContext): Promise<string> {
-  await ensureBoundary(p, ctx, 'PostCompact');
-  return '';
-}
-
-function contextOutput(event: string, sessionId: string, names: readonly string[]): string {
+/**
+ * A post-compaction signal: confirms the pending pre (or opens a boundary whose pre is missing),
+ * records it in the ledger and exports the pre span; SessionStart(compact) also asks the agent to
+ * restate its decisions, once per boundary.
+ */
+async function onCompacted(run: HookRun, signal: string): Promise<string> {
+  const { payload: p, config, env } = run;
+  const warn = prefixed(run);
+  const now = systemNow();
+  const state = claudeCodeState(env);
+  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  const label = taskRecordLabel(config);
+  const step = await trackStep(
+    state,
+    p.sessionId,
+    {
+      event: {
+        type: 'compacted',
+        at: now,
+        signal,
+        ...(signal === SIGNALS.instructionsLoaded ? { repeatable: true } : {}),
+        ...(p.trigger ? { trigger: p.trigger } : {}),
+      },
+      boundaryId: newBoundaryId(),
+    },
+    now,
+    () => taskRecordNames(config, label),
+  );
+  const o = step.assembly.outcome;
+  const current = step.assembly.track.current;
+  if ((o.kind === 'confirmed' || o.kind === 'opened_pre_missing') && current) {
+    if (o.kind === 'opened_pre_missing') {
+      warn('compaction without a PreCompact capture; continuity cannot be verified for it');
+    }
+    await recordOpenedBoundary(config, state, p.sessionId, current, warn);
+  }
+  if (signal !== SIGNALS.sessionStart) return '';
+  const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
+  if (!b || !createMarker(markerFile(state, p.sessionId, b.id, 'injected'))) return '';
   return `${JSON.stringify({
-    hookSpecificOutput: { hookEventName: event, additionalContext: compactionContext(sessionId, names) },
+    hookSpecificOutput: {
+      hookEventName: 'SessionStart',
+      additionalContext: compactionContext(p.sessionId, b.decisionNames, claudeCodeVoice(env)),
+    },
   })}\n`;
 }
 
 /**
- * SessionStart: remember the project's current session (for `continuity observe`); after a
- * compaction (`source: "compact"`) also record the boundary and ask the agent to restate its
- * decisions before its next consequential write.
+ * SessionStart other than `compact`: the project's current session (for `continuity observe`).
+ * `startup`, `clear` and `fork` start a session id of their own with no boundary: `/clear` wipes
+ * the context on purpose and starts a new session, so it is not a compaction (nothing was
+ * summarised; the old session's boundaries stay with the old id). `resume` keeps the session and
+ * its boundaries. Late context-fill numbers of the current boundary are read here too.
  */
-export async function onSessionStart(p: HookPayload, ctx: HookContext): Promise<string> {
-  const now = ctx.now();
-  writeProjectSession(ctx.config.projectDir, p.sessionId, now, ctx.env);
-  if (p.source === 'startup' && !readGateState(p.sessionId, ctx.env)) {
+async function onResumed(run: HookRun): Promise<string> {
+  const { payload: p, config, env } = run;
+  const now = systemNow();
+  const state = claudeCodeState(env);
+  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  if (p.source !== 'resume' && !readGateState(state, p.sessionId)) {
     // A new session has no boundary yet: the gate's fast path knows that from now on.
-    writeGateState(p.sessionId, null, now, ctx.env);
+    await withSessionLock(state, p.sessionId, () => {
+      if (!readGateState(state, p.sessionId)) writeGateState(state, p.sessionId, null, now);
+    });
   }
-  if (p.source !== 'compact') return '';
-  const b = await ensureBoundary(p, ctx, 'SessionStart');
-  createMarker(markerFile(p.sessionId, b.id, 'injected', ctx.env));
-  return contextOutput('SessionStart', p.sessionId, b.decisionNames);
+  await measureLate(run, now);
+  return '';
 }
 
 /**
- * InstructionsLoaded with `load_reason: "compact"`: record the boundary if nothing did yet, and
- * add the restatement request once per boundary (it fires once per instruction file).
+ * Context fill learnt after the compaction: the transcript's `compact_boundary` record, written by
+ * Claude Code after PostCompact, gives the numbers before and after. Recorded once per boundary.
  */
-export async function onInstructionsLoaded(p: HookPayload, ctx: HookContext): Promise<string> {
-  if (p.loadReason !== 'compact') return '';
-  writeProjectSession(ctx.config.projectDir, p.sessionId, ctx.now(), ctx.env);
-  const b = await ensureBoundary(p, ctx, 'InstructionsLoaded');
-  if (!createMarker(markerFile(p.sessionId, b.id, 'injected', ctx.env))) return '';
-  return contextOutput('InstructionsLoaded', p.sessionId, b.decisionNames);
+async function measureLate(run: HookRun, now: string): Promise<void> {
+  const { payload: p, config, env } = run;
+  const path = run.local.transcriptPath;
+  if (!path) return;
+  const state = claudeCodeState(env);
+  const cur = readGateState(state, p.sessionId)?.track?.current;
+  if (!cur || cur.tokens.after !== undefined) return;
+  const since = cur.pre ? Date.parse(cur.pre.at) - 2000 : Date.parse(cur.compactedAt) - 60_000;
+  const tokens = compactBoundaryTokens(path, since);
+  if (!tokens || (tokens.before === undefined && tokens.after === undefined)) return;
+  const step = await trackStep(
+    state,
+    p.sessionId,
+    { event: { type: 'measured', at: now, tokens } },
+    now,
+    () => [],
+  );
+  const o = step.assembly.outcome;
+  const b = step.assembly.track.current;
+  if (o.kind === 'measured' && o.changed && b && o.boundaryId === cur.boundaryId) {
+    await recordMeasured(config, p.sessionId, b, prefixed(run));
+  }
 }
 
 /** Activity: record a change of the activity state (ledger + `continuity.activity` span). */
-export async function onActivity(p: HookPayload, state: ActivityState, ctx: HookContext): Promise<string> {
+async function onActivity(run: HookRun, stateName: ActivityState): Promise<string> {
+  const { payload: p, config, env } = run;
   const startNs = nowNs();
-  const now = ctx.now();
-  const ok = await withEvidence(ctx, p.event, async (store) => {
-    await store.append({ type: 'activity', sessionId: p.sessionId, state, at: now });
-    return true;
-  });
-  if (ok) writeActivity(p.sessionId, state, ctx.env);
+  const now = systemNow();
+  const state = claudeCodeState(env);
+  await measureLate(run, now).catch((e: Error) => run.warn(`${p.event}: ${e.message.split('\n')[0]}`));
+  const { readActivity } = await import('../core/state.js');
+  if (readActivity(state, p.sessionId) === stateName) return '';
+  const store = openEvidence(config);
+  let ok = false;
+  try {
+    await store.append({ type: 'activity', sessionId: p.sessionId, state: stateName, at: now });
+    ok = true;
+  } catch (e) {
+    run.warn(`${p.event}: ledger: ${(e as Error).message.split('\n')[0]}`);
+  } finally {
+    await store.close().catch(() => {});
+  }
+  if (ok) writeActivity(state, p.sessionId, stateName);
   const span: ExportSpan = {
     name: SPAN_ACTIVITY,
     ids: randomSpanIds(),
     startNs,
     endNs: nowNs(),
-    attributes: activityAttributes(p.sessionId, state),
+    attributes: activityAttributes(p.sessionId, stateName),
   };
-  await exportHookSpans([span], ctx.config, ctx.env, (l) => ctx.warn(`${p.event}: ${l}`));
+  await exportAdapterSpans([span], config, prefixed(run));
   return '';
-}
-
-/** True when the session id can be stored (the ledger's opaque-id rule). */
-export function storableSessionId(id: string): boolean {
-  return OPAQUE_ID_PATTERN.test(id);
 }

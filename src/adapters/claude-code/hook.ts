@@ -1,38 +1,51 @@
 /**
- * `continuity hook claude-code`: the one entry point for every Claude Code hook event. Reads the
- * event's JSON on stdin and exits 0, always; only the write gate (PreToolUse) ever blocks, and
- * it does so with the documented JSON answer, never with an exit code.
+ * `continuity hook claude-code`: the one entry point for every Claude Code hook event, a thin
+ * translation: stdin payload → core events; core answers → Claude Code's hook output. Reads the
+ * event's JSON on stdin and exits 0, always; only the write gate (PreToolUse) ever blocks, and it
+ * does so with the documented JSON answer, never with an exit code.
  *
  * Lean on purpose: `bin/continuity.js` imports this module directly for `hook claude-code`, and
  * for the gate's fast path nothing but node built-ins and small local modules is loaded. The
  * recording handlers (ledger, digests, exporter) are imported only for their events.
  *
- * | event | what it does |
- * | --- | --- |
- * | PreToolUse | the write gate |
- * | PreCompact | pre snapshot of the task record → ledger + `continuity.compaction.pre` span |
- * | PostCompact | boundary record (trigger, time); the summary is never read |
- * | SessionStart | current session for `continuity observe`; after `compact`: boundary + context |
- * | InstructionsLoaded (`compact`) | boundary if not yet recorded + context once per boundary |
- * | PostToolUse, PostToolUseFailure, UserPromptSubmit | activity `working` |
- * | Notification, PermissionRequest | activity `waiting_human` |
- * | Stop | activity `idle` |
- * | anything else, malformed input | exit 0, one line on stderr |
+ * | event | core event | what it does |
+ * | --- | --- | --- |
+ * | PreToolUse | `tool` | the write gate |
+ * | PreCompact | `pre` | pre capture of the task record (pending until confirmed); stdout asks the summarizer to keep the named decisions |
+ * | SessionStart (`compact`) | `compacted` | confirms the boundary (ledger + pre span); adds the restatement request to the context |
+ * | PostCompact | `compacted` | confirms the boundary if nothing did yet; the summary is never read |
+ * | InstructionsLoaded (`compact`) | `compacted` (repeatable) | confirms the boundary if nothing did yet; prints nothing (it has no JSON output) |
+ * | SessionStart (`startup`, `resume`, `clear`, `fork`) | `resumed` | current session for `continuity observe`; late context-fill numbers |
+ * | PostToolUse, PostToolUseFailure, UserPromptSubmit | `activity` working | |
+ * | Notification (a type that awaits a human), PermissionRequest | `activity` waiting_human | |
+ * | Stop | `activity` idle | |
+ * | anything else, malformed input | | exit 0, one line on stderr |
  *
- * Reading the input: the JSON object Claude Code sends to every command hook. Documented common
- * fields: `session_id`, `transcript_path`, `cwd`, `hook_event_name`; per event: `trigger` and
- * `custom_instructions` (PreCompact), `trigger` and `compact_summary` (PostCompact), `source`
- * (SessionStart), `file_path`, `memory_type`, `load_reason` (InstructionsLoaded), `tool_name`,
- * `tool_input`, `tool_use_id` (PreToolUse). The adapter keeps only identifiers and enumerations;
- * `transcript_path`, `compact_summary`, `custom_instructions`, prompts and tool payloads are never
- * copied into a {@link HookPayload}, so they cannot reach the ledger or a span. Of the tool input
- * the gate looks at the Bash `command` and the target file path, and only to decide; neither is
- * stored.
+ * Real order on Claude Code 2.1.328 (docs/claude-code.md): `PreCompact → SessionStart(compact) →
+ * PostCompact`, InstructionsLoaded(compact) later or never; the core's assembly does not depend
+ * on it. Subagent hooks carry the parent's `session_id` (plus `agent_id`/`agent_type`): they are
+ * the session's, so a subagent's tool call is gated by the session's state and a subagent's
+ * compaction is a boundary of the session.
+ *
+ * Reading the input: the adapter keeps only identifiers and enumerations; `transcript_path` is
+ * kept apart ({@link LocalInputs}) and used only to read token counts locally, and
+ * `compact_summary`, `custom_instructions`, prompts and tool payloads are never copied, so they
+ * cannot reach the ledger or a span. Of the tool input the gate looks at the command and the
+ * target file path, and only to decide; neither is stored.
  */
-import type { AdapterConfig } from './config.js';
-import { loadConfig, resolveProjectDir } from './config.js';
-import { decideGate, gateOutput } from './gate.js';
-import { fs, isRecord, readActivity } from './state.js';
+
+import type { AdapterConfig } from '../core/config.js';
+import { decideGate } from '../core/gate.js';
+import { fs, isRecord, readActivity, readGateState } from '../core/state.js';
+import {
+  type ClaudeCodeEnv,
+  claudeCodeState,
+  claudeCodeVoice,
+  loadClaudeCodeConfig,
+  resolveClaudeCodeEnv,
+  resolveProjectDir,
+  toolKind,
+} from './config.js';
 
 // ── Input ─────────────────────────────────────────────────────────────────────────────────────
 /** Largest stdin the hook parses (bytes). Larger input is drained and read from its head only. */
@@ -54,20 +67,29 @@ export interface HookPayload {
   loadReason?: string;
   /** PreToolUse / PostToolUse. */
   toolName?: string;
-  /** PreToolUse, Bash only: the command, to refuse `continuity approve` (not stored). */
+  /** PreToolUse, Bash/PowerShell: the command, to refuse `continuity approve` (not stored). */
   command?: string;
   /** PreToolUse, Edit/Write/MultiEdit/NotebookEdit: the target path (not stored). */
   filePath?: string;
   /** Notification. */
   notificationType?: string;
+  /** Inside a subagent: its id and type (the session is the parent's). */
+  agentId?: string;
+  agentType?: string;
   /** True when the input was larger than {@link MAX_PAYLOAD_BYTES} and read from its head only. */
   truncated?: boolean;
 }
 
+/** Inputs used only inside this process and never stored or sent anywhere. */
+export interface LocalInputs {
+  /** The session transcript, read locally for token counts only. */
+  transcriptPath?: string;
+}
+
 /** The result of reading a payload: the payload, or a one-line problem. */
 export type PayloadResult =
-  | { ok: true; payload: HookPayload; problem?: never }
-  | { ok: false; problem: string; payload?: never };
+  | { ok: true; payload: HookPayload; local: LocalInputs; problem?: never }
+  | { ok: false; problem: string; payload?: never; local?: never };
 
 /** Reads all of a stream into one buffer, keeping at most `limit` bytes (the rest is drained). */
 export async function readAll(
@@ -162,13 +184,18 @@ export function toPayload(raw: unknown): PayloadResult {
   if (toolName) p.toolName = toolName;
   const notificationType = str(raw, 'notification_type', 64);
   if (notificationType) p.notificationType = notificationType;
+  const agentId = str(raw, 'agent_id', 256);
+  if (agentId) p.agentId = agentId;
+  const agentType = str(raw, 'agent_type', 256);
+  if (agentType !== undefined) p.agentType = agentType;
   if (event === 'PreToolUse' && isRecord(raw.tool_input)) {
     const input = raw.tool_input;
     if (typeof input.command === 'string') p.command = input.command;
     const path = str(input, 'file_path') ?? str(input, 'notebook_path');
     if (path) p.filePath = path;
   }
-  return { ok: true, payload: p };
+  const transcriptPath = str(raw, 'transcript_path');
+  return { ok: true, payload: p, local: transcriptPath ? { transcriptPath } : {} };
 }
 
 /**
@@ -188,7 +215,7 @@ export function parsePayload(buffer: Buffer, truncated: boolean): PayloadResult 
     if (toolName) p.toolName = toolName;
     const cwd = headField(head, 'cwd');
     if (cwd) p.cwd = cwd;
-    return { ok: true, payload: p };
+    return { ok: true, payload: p, local: {} };
   }
   let raw: unknown;
   try {
@@ -207,6 +234,8 @@ export interface HookIo {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
   env: NodeJS.ProcessEnv;
+  /** The script this process runs (`process.argv[1]`), for the launcher the messages print. */
+  script?: string;
 }
 
 // The default streams write straight to the file descriptors: creating process.stdout and
@@ -220,21 +249,47 @@ const fdWriter = (fd: number) => ({
 
 /** The process's own stdin, stdout, stderr and environment. */
 export function processIo(): HookIo {
-  return { readInput: () => readStdin(), stdout: fdWriter(1), stderr: fdWriter(2), env: process.env };
+  return {
+    readInput: () => readStdin(),
+    stdout: fdWriter(1),
+    stderr: fdWriter(2),
+    env: process.env,
+    ...(process.argv[1] ? { script: process.argv[1] } : {}),
+  };
 }
 
-/** Environment variable: the most milliseconds a recording hook may take. Default 8000. */
-export const HOOK_DEADLINE_ENV = 'CONTINUITY_HOOK_DEADLINE_MS';
-const DEFAULT_DEADLINE_MS = 8000;
+/**
+ * `Notification` types that mean a human is awaited (the others, such as `auth_success` or
+ * `agent_completed`, say nothing about the agent's activity). From the 2.1.328 binary and the
+ * hooks documentation.
+ */
+export const HUMAN_AWAITED_NOTIFICATIONS: ReadonlySet<string> = new Set([
+  'permission_prompt',
+  'idle_prompt',
+  'elicitation_dialog',
+  'worker_permission_prompt',
+  'agent_needs_input',
+]);
 
-const ACTIVITY_EVENTS: Readonly<Record<string, 'working' | 'waiting_human' | 'idle'>> = {
-  PostToolUse: 'working',
-  PostToolUseFailure: 'working',
-  UserPromptSubmit: 'working',
-  Notification: 'waiting_human',
-  PermissionRequest: 'waiting_human',
-  Stop: 'idle',
-};
+/** The activity a hook event reports, if any. */
+export function activityOf(p: HookPayload): 'working' | 'waiting_human' | 'idle' | undefined {
+  switch (p.event) {
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+    case 'UserPromptSubmit':
+      return 'working';
+    case 'PermissionRequest':
+      return 'waiting_human';
+    case 'Notification':
+      return p.notificationType && HUMAN_AWAITED_NOTIFICATIONS.has(p.notificationType)
+        ? 'waiting_human'
+        : undefined;
+    case 'Stop':
+      return 'idle';
+    default:
+      return undefined;
+  }
+}
 
 const RECORDING_EVENTS = new Set(['PreCompact', 'PostCompact', 'SessionStart', 'InstructionsLoaded']);
 
@@ -242,30 +297,20 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 500);
 }
 
-async function record(
-  p: HookPayload,
-  config: AdapterConfig,
-  io: HookIo,
-  warn: (l: string) => void,
-): Promise<string> {
-  const h = await import('./handlers.js');
-  if (!h.storableSessionId(p.sessionId)) {
-    warn(`${p.event}: session_id is not an opaque identifier; nothing recorded`);
-    return '';
-  }
-  const ctx = { env: io.env, config, warn, now: h.systemNow };
-  const activity = ACTIVITY_EVENTS[p.event];
-  if (activity) return h.onActivity(p, activity, ctx);
-  switch (p.event) {
-    case 'PreCompact':
-      return h.onPreCompact(p, ctx);
-    case 'PostCompact':
-      return h.onPostCompact(p, ctx);
-    case 'SessionStart':
-      return h.onSessionStart(p, ctx);
-    default:
-      return h.onInstructionsLoaded(p, ctx);
-  }
+/** What every recording handler gets. */
+export interface HookRun {
+  payload: HookPayload;
+  local: LocalInputs;
+  config: AdapterConfig;
+  env: ClaudeCodeEnv;
+  warn: (line: string) => void;
+}
+
+/** True when the session's current boundary still lacks its context-fill numbers (worth a transcript read). */
+function wantsTokens(env: ClaudeCodeEnv, sessionId: string, nowMs: number): boolean {
+  const cur = readGateState(claudeCodeState(env), sessionId)?.track?.current;
+  if (!cur || cur.tokens.after !== undefined) return false;
+  return nowMs - Date.parse(cur.compactedAt) < 60 * 60 * 1000;
 }
 
 /** Runs one hook invocation. Returns the exit code: always 0. */
@@ -280,33 +325,55 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
       return 0;
     }
     const p = parsed.payload;
-    const projectDir = resolveProjectDir(io.env, p.cwd);
-    const { config, warnings } = loadConfig(projectDir, io.env);
+    const env = resolveClaudeCodeEnv(io.env, io.script);
+    const projectDir = resolveProjectDir(env, p.cwd);
+    const { config, warnings } = loadClaudeCodeConfig(projectDir, env);
     if (warnings.length > 0) warn(`config: ${warnings.join('; ')}`);
 
     if (p.event === 'PreToolUse') {
-      const decision = await decideGate(
-        p,
-        config,
-        io.env,
-        async (sessionId, cached) =>
-          (await import('./rederive.js')).ledgerRederive(config, io.env)(sessionId, cached),
-        warn,
+      const answer = await decideGate(
+        p.sessionId,
+        {
+          type: 'tool',
+          toolName: p.toolName ?? '',
+          kind: toolKind(p.toolName),
+          ...(p.command !== undefined ? { command: p.command } : {}),
+          ...(p.filePath !== undefined ? { filePath: p.filePath } : {}),
+          ...(p.truncated ? { truncated: true } : {}),
+        },
+        {
+          config,
+          state: claudeCodeState(env),
+          rederive: async (sessionId, cached) =>
+            (await import('./handlers.js')).rederive(config, env)(sessionId, cached),
+          get voice() {
+            return claudeCodeVoice(env);
+          },
+          warn,
+        },
       );
-      io.stdout.write(gateOutput(decision));
+      io.stdout.write(gateOutput(answer));
       return 0;
     }
-    const activity = ACTIVITY_EVENTS[p.event];
-    if (activity && readActivity(p.sessionId, io.env) === activity) return 0; // unchanged: nothing to record
-    if (!activity && !RECORDING_EVENTS.has(p.event)) {
+    const activity = activityOf(p);
+    if (activity) {
+      // Unchanged activity: nothing to record, unless the current boundary still lacks its numbers.
+      if (
+        readActivity(claudeCodeState(env), p.sessionId) === activity &&
+        !wantsTokens(env, p.sessionId, Date.now())
+      )
+        return 0;
+    } else if (p.event === 'Notification') {
+      return 0; // a notification that awaits nobody
+    } else if (!RECORDING_EVENTS.has(p.event)) {
       warn(`hook claude-code: event ${p.event} is not used; nothing recorded`);
       return 0;
     }
-    const deadlineMs =
-      Number(io.env[HOOK_DEADLINE_ENV]) > 0 ? Number(io.env[HOOK_DEADLINE_ENV]) : DEFAULT_DEADLINE_MS;
+    const deadlineMs = env.core.hookDeadlineMs;
     let timer: NodeJS.Timeout | undefined;
+    const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
     const out = await Promise.race([
-      record(p, config, io, warn),
+      import('./handlers.js').then((h) => h.handle(run, activity)),
       new Promise<string>((resolveRace) => {
         timer = setTimeout(() => {
           warn(`${p.event}: gave up after ${deadlineMs} ms so the agent is not held up`);
@@ -323,4 +390,16 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
   } finally {
     if (lines.length > 0) io.stderr.write(`continuity: ${lines.join(' | ')}\n`);
   }
+}
+
+/** The hook output for a gate answer: the documented `PreToolUse` JSON, or nothing for `allow`. */
+export function gateOutput(answer: import('../core/events.js').GateAnswer): string {
+  if (answer.verdict === 'allow') return '';
+  return `${JSON.stringify({
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: answer.verdict,
+      permissionDecisionReason: answer.reason,
+    },
+  })}\n`;
 }

@@ -1,25 +1,27 @@
 /**
  * agent-continuity/claude-code: the Claude Code adapter (hooks, the write gate, the agent's
- * restatement with `continuity observe`, and `continuity init claude-code`). Explicit exports only.
+ * restatement with `continuity observe`, and `continuity init claude-code`), a thin translation
+ * onto the runtime-neutral core (src/adapters/core). Explicit exports only.
  */
 
 // → runtime adapter: Claude Code (hooks, the write gate, the agent's restatement, init)
-export type { ExportConfig } from '../../export/config.js';
-export type { AdapterConfig, GateConfig, GatePolicy, GateVerdict } from './config.js';
+export type { AdapterConfig, GateConfig, GatePolicy, GateVerdict } from '../core/config.js';
+export { DEFAULT_GATE_POLICY, policyVerdict } from '../core/config.js';
+export type { GateAnswer as GateDecision } from '../core/events.js';
+export type { ClaudeCodeEnv } from './config.js';
 export {
-  DEFAULT_GATE_POLICY,
   DEFAULT_GATED_TOOLS,
-  loadConfig as loadClaudeCodeConfig,
-  policyVerdict,
+  loadClaudeCodeConfig,
+  RUNTIME,
+  resolveClaudeCodeEnv,
 } from './config.js';
-export type { GateDecision } from './gate.js';
-export { decideGate, gateOutput } from './gate.js';
 export type { HookIo, HookPayload } from './hook.js';
-export { runClaudeCodeHook } from './hook.js';
+export { gateOutput, HUMAN_AWAITED_NOTIFICATIONS, runClaudeCodeHook } from './hook.js';
 export type { HookRegistration, InitOptions } from './init.js';
 export {
   hookRegistrations,
   mergeHookSettings,
+  removeHookSettings,
   runInit as initClaudeCode,
 } from './init.js';
 export type {
@@ -27,4 +29,4 @@ export type {
   ObserveResult as ClaudeCodeObserveResult,
 } from './observe.js';
 export { renderObserve, runObserve } from './observe.js';
-export { digestTaskRecord, taskRecordTemplate } from './task-record.js';
+export { digestTaskRecord, taskRecordTemplate } from '../core/task-record.js';

@@ -1,22 +1,34 @@
 /**
- * `continuity init claude-code`: merges the adapter's hooks into `.claude/settings.json` and
- * creates the task record template. Idempotent: a hook already present (a command running
- * `hook claude-code`) is left as it is; the user's other hooks and settings are kept untouched.
+ * `continuity init claude-code`: merges the adapter's hooks and permission rules into
+ * `.claude/settings.json`, adds `.continuity/` to the project's `.gitignore`, and creates the
+ * task record template. `--remove` takes out exactly what init added and keeps everyone else's.
+ *
+ * Idempotent: a hook already present (a command running `hook claude-code`) is left as it is,
+ * unless `--command` names another launcher, which rewrites the command of our hooks (and only
+ * ours). Without `--command`, hooks run `continuity` when it is on PATH, else
+ * `node <this checkout>/bin/continuity.js`.
  *
  * Settings shape (Claude Code): `hooks.<Event>[] = { matcher?, hooks: [{ type: "command",
- * command, timeout (seconds) }] }`.
+ * command, timeout (seconds) }] }`; `permissions.deny[]` rules such as `Read(//abs/path/**)`;
+ * `sandbox.filesystem.denyWrite[]` absolute paths. Claude Code 2.1.328 honours the deny rules for
+ * its file tools and for Bash commands that name the path; the sandbox list takes effect only
+ * where the user enables the sandbox (bubblewrap), and then also stops Bash commands that build
+ * the path at run time (docs/claude-code.md).
  */
-import { accessSync, chmodSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { delimiter, join, relative } from 'node:path';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InputError } from '../../decision/problems.js';
-import { DEFAULT_GATED_TOOLS, DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from './config.js';
-import { ensureDir, isRecord, writeFileAtomic } from './state.js';
-import { taskRecordTemplate } from './task-record.js';
+import { DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from '../core/config.js';
+import { ensureDir, isRecord, readJsonFile, writeFileAtomic } from '../core/state.js';
+import { taskRecordTemplate } from '../core/task-record.js';
+import { type ClaudeCodeEnv, DEFAULT_GATED_TOOLS, onPath, resolveClaudeCodeEnv } from './config.js';
 
-/** The command each hook runs, unless `--command` gives another launcher. */
-export const DEFAULT_HOOK_COMMAND = 'continuity hook claude-code';
 /** Recognizes the adapter's hooks in an existing settings file, whatever launcher they use. */
 const OURS = /\bhook\s+claude-code\b/;
+/** What init records of the rules it added, so `--remove` takes out exactly those. */
+const INSTALLED_FILE = `${PROJECT_STATE_DIR}/installed.json`;
+const GITIGNORE_LINE = `${PROJECT_STATE_DIR}/`;
 
 /** One hook registration the adapter wants. */
 export interface HookRegistration {
@@ -31,24 +43,37 @@ export interface HookRegistration {
 
 /**
  * The registrations, with sensible timeouts: the gate must answer fast (5 s is a ceiling, it
- * takes tens of milliseconds); PreCompact gets the most room because it reads the task record,
- * appends to the ledger and exports, and a hook that times out only loses its own evidence.
+ * takes tens of milliseconds); PreCompact gets the most room because it reads the task record and
+ * the ledger, and a hook that times out only loses its own evidence.
  */
 export function hookRegistrations(gateMatcher: string): HookRegistration[] {
   return [
     { event: 'PreToolUse', matcher: gateMatcher, timeout: 5, purpose: 'write gate' },
-    { event: 'PreCompact', timeout: 15, purpose: 'pre snapshot of the task record' },
-    { event: 'PostCompact', timeout: 10, purpose: 'boundary record' },
-    { event: 'SessionStart', timeout: 10, purpose: 'current session; restatement request after compaction' },
+    {
+      event: 'PreCompact',
+      timeout: 15,
+      purpose: 'pre capture of the task record; asks the summary to keep the decisions',
+    },
+    {
+      event: 'SessionStart',
+      timeout: 10,
+      purpose: 'current session; confirms a compaction and asks for the restatement',
+    },
+    { event: 'PostCompact', timeout: 10, purpose: 'confirms a compaction' },
     {
       event: 'InstructionsLoaded',
       matcher: 'compact',
       timeout: 10,
-      purpose: 'restatement request after compaction',
+      purpose: 'confirms a compaction',
     },
     { event: 'PostToolUse', matcher: '*', timeout: 5, purpose: 'activity: working' },
     { event: 'UserPromptSubmit', timeout: 5, purpose: 'activity: working' },
-    { event: 'Notification', timeout: 5, purpose: 'activity: waiting_human' },
+    {
+      event: 'Notification',
+      timeout: 5,
+      purpose: 'activity: waiting_human (permission, idle and input prompts)',
+    },
+    { event: 'PermissionRequest', timeout: 5, purpose: 'activity: waiting_human' },
     { event: 'Stop', timeout: 5, purpose: 'activity: idle' },
   ];
 }
@@ -58,40 +83,60 @@ export interface MergeResult {
   settings: Record<string, unknown>;
   added: HookRegistration[];
   alreadyPresent: string[];
+  /** Events whose hook command was rewritten to the new launcher. */
+  rewritten: string[];
   /** Hook groups of the user's that were kept. */
   keptGroups: number;
 }
 
+function isOurs(h: unknown): boolean {
+  return isRecord(h) && typeof h.command === 'string' && OURS.test(h.command);
+}
+
+function hasOurs(g: unknown): boolean {
+  return isRecord(g) && Array.isArray(g.hooks) && g.hooks.some(isOurs);
+}
+
+function hooksOf(
+  doc: unknown,
+  source: string,
+): { settings: Record<string, unknown>; hooks: Record<string, unknown[]> } {
+  if (!isRecord(doc)) throw new InputError(source, [{ path: '(root)', message: 'expected a JSON object' }]);
+  const settings: Record<string, unknown> = { ...doc };
+  const hooksRaw = settings.hooks ?? {};
+  if (!isRecord(hooksRaw))
+    throw new InputError(source, [{ path: 'hooks', message: 'expected an object of event → hook groups' }]);
+  const hooks: Record<string, unknown[]> = {};
+  for (const [event, groups] of Object.entries(hooksRaw)) {
+    if (!Array.isArray(groups)) {
+      throw new InputError(source, [{ path: `hooks.${event}`, message: 'expected an array of hook groups' }]);
+    }
+    hooks[event] = groups;
+  }
+  return { settings, hooks };
+}
+
 /**
- * Merges the registrations into a parsed settings document (pure). Throws {@link InputError}
- * naming `source` and the field when the document's shape is not Claude Code's.
+ * Merges the registrations into a parsed settings document (pure). With `rewrite`, our hooks
+ * whose command differs from `command` are rewritten; others' hooks are never touched. Throws
+ * {@link InputError} naming `source` and the field when the document's shape is not Claude Code's.
  */
 export function mergeHookSettings(
   doc: unknown,
   source: string,
   command: string,
   registrations: readonly HookRegistration[],
+  rewrite = false,
 ): MergeResult {
-  if (!isRecord(doc)) throw new InputError(source, [{ path: '(root)', message: 'expected a JSON object' }]);
-  const settings: Record<string, unknown> = { ...doc };
-  const hooksRaw = settings.hooks ?? {};
-  if (!isRecord(hooksRaw))
-    throw new InputError(source, [{ path: 'hooks', message: 'expected an object of event → hook groups' }]);
-  const hooks: Record<string, unknown> = { ...hooksRaw };
+  const { settings, hooks } = hooksOf(doc, source);
   const added: HookRegistration[] = [];
   const alreadyPresent: string[] = [];
+  const rewritten = new Set<string>();
   let keptGroups = 0;
-  for (const [event, groups] of Object.entries(hooks)) {
-    if (!Array.isArray(groups)) {
-      throw new InputError(source, [{ path: `hooks.${event}`, message: 'expected an array of hook groups' }]);
-    }
-    keptGroups += groups.filter(
-      (g) => !(isRecord(g) && Array.isArray(g.hooks) && g.hooks.some(isOurs)),
-    ).length;
-  }
+  for (const groups of Object.values(hooks)) keptGroups += groups.filter((g) => !hasOurs(g)).length;
   for (const reg of registrations) {
-    const groups = (hooks[reg.event] as unknown[] | undefined) ?? [];
-    if (groups.some((g) => isRecord(g) && Array.isArray(g.hooks) && g.hooks.some(isOurs))) {
+    const groups = hooks[reg.event] ?? [];
+    if (groups.some(hasOurs)) {
       alreadyPresent.push(reg.event);
       continue;
     }
@@ -101,26 +146,165 @@ export function mergeHookSettings(
     hooks[reg.event] = [...groups, group];
     added.push(reg);
   }
-  settings.hooks = hooks;
-  return { settings, added, alreadyPresent, keptGroups };
-}
-
-function isOurs(h: unknown): boolean {
-  return isRecord(h) && typeof h.command === 'string' && OURS.test(h.command);
-}
-
-/** True when an executable named `name` is on `PATH`. */
-export function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return true;
-    } catch {
-      // Not in this directory.
+  if (rewrite) {
+    for (const [event, groups] of Object.entries(hooks)) {
+      hooks[event] = groups.map((g) => {
+        if (!hasOurs(g)) return g;
+        const group = g as Record<string, unknown>;
+        const list = (group.hooks as unknown[]).map((h) => {
+          if (!isOurs(h) || (h as Record<string, unknown>).command === command) return h;
+          rewritten.add(event);
+          return { ...(h as Record<string, unknown>), command };
+        });
+        return { ...group, hooks: list };
+      });
     }
   }
-  return false;
+  settings.hooks = hooks;
+  return {
+    settings,
+    added,
+    alreadyPresent: alreadyPresent.filter((e) => !rewritten.has(e)),
+    rewritten: [...rewritten],
+    keptGroups,
+  };
+}
+
+/** Takes out exactly our hooks (pure): a group left with no hook goes, an event left with no group goes. */
+export function removeHookSettings(
+  doc: unknown,
+  source: string,
+): { settings: Record<string, unknown>; removed: string[] } {
+  const { settings, hooks } = hooksOf(doc, source);
+  const removed: string[] = [];
+  const out: Record<string, unknown[]> = {};
+  for (const [event, groups] of Object.entries(hooks)) {
+    const kept: unknown[] = [];
+    for (const g of groups) {
+      if (!hasOurs(g)) {
+        kept.push(g);
+        continue;
+      }
+      removed.push(event);
+      const rest = ((g as Record<string, unknown>).hooks as unknown[]).filter((h) => !isOurs(h));
+      if (rest.length > 0) kept.push({ ...(g as Record<string, unknown>), hooks: rest });
+    }
+    if (kept.length > 0) out[event] = kept;
+  }
+  if (Object.keys(out).length > 0) settings.hooks = out;
+  else delete settings.hooks;
+  return { settings, removed: [...new Set(removed)] };
+}
+
+/** The rules protecting the continuity evidence: permission deny rules and sandbox write denials. */
+export interface ProtectionRules {
+  deny: string[];
+  denyWrite: string[];
+}
+
+/**
+ * The rules for the evidence of this environment: the state directory (ledger, adapter state,
+ * spool), a ledger outside it, and the key files. `Read`, `Edit` and `Write` rules with `//` for
+ * an absolute path, as Claude Code's permission syntax has it.
+ */
+export function protectionRules(env: ClaudeCodeEnv): ProtectionRules {
+  const dirs = [env.core.stateRoot];
+  const files = [
+    ...(env.core.ledgerExplicit ? [env.core.ledgerPath] : []),
+    ...(env.core.digestKeyFile ? [env.core.digestKeyFile] : []),
+    ...(env.core.chainKeyFile ? [env.core.chainKeyFile] : []),
+  ].filter((f) => relative(env.core.stateRoot, f).startsWith('..'));
+  const deny: string[] = [];
+  for (const tool of ['Read', 'Edit', 'Write']) {
+    for (const d of dirs) deny.push(`${tool}(/${d}/**)`);
+    for (const f of files) deny.push(`${tool}(/${f})`);
+    if (env.core.ledgerExplicit && files.includes(env.core.ledgerPath)) {
+      deny.push(`${tool}(/${env.core.ledgerPath}.*)`, `${tool}(/${env.core.ledgerPath}.index/**)`);
+    }
+  }
+  return { deny, denyWrite: [...dirs, ...files] };
+}
+
+function stringArray(v: unknown, source: string, path: string): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
+    throw new InputError(source, [{ path, message: 'expected an array of strings' }]);
+  }
+  return v as string[];
+}
+
+/** Adds the rules (pure); returns how many were new. */
+export function mergeProtection(
+  settings: Record<string, unknown>,
+  source: string,
+  rules: ProtectionRules,
+): { settings: Record<string, unknown>; added: number } {
+  const out = { ...settings };
+  const perms = out.permissions ?? {};
+  if (!isRecord(perms))
+    throw new InputError(source, [{ path: 'permissions', message: 'expected an object' }]);
+  const deny = stringArray(perms.deny, source, 'permissions.deny');
+  const sandbox = out.sandbox ?? {};
+  if (!isRecord(sandbox)) throw new InputError(source, [{ path: 'sandbox', message: 'expected an object' }]);
+  const fsRaw = sandbox.filesystem ?? {};
+  if (!isRecord(fsRaw))
+    throw new InputError(source, [{ path: 'sandbox.filesystem', message: 'expected an object' }]);
+  const denyWrite = stringArray(fsRaw.denyWrite, source, 'sandbox.filesystem.denyWrite');
+  const newDeny = rules.deny.filter((r) => !deny.includes(r));
+  const newWrite = rules.denyWrite.filter((r) => !denyWrite.includes(r));
+  out.permissions = { ...perms, deny: [...deny, ...newDeny] };
+  out.sandbox = { ...sandbox, filesystem: { ...fsRaw, denyWrite: [...denyWrite, ...newWrite] } };
+  return { settings: out, added: newDeny.length + newWrite.length };
+}
+
+/** Takes out exactly `rules` (pure), dropping a list, then an object, left empty by it. */
+export function removeProtection(
+  settings: Record<string, unknown>,
+  rules: ProtectionRules,
+): { settings: Record<string, unknown>; removed: number } {
+  const out = { ...settings };
+  let removed = 0;
+  if (isRecord(out.permissions) && Array.isArray(out.permissions.deny)) {
+    const before = out.permissions.deny as unknown[];
+    const kept = before.filter((r) => !(typeof r === 'string' && rules.deny.includes(r)));
+    removed += before.length - kept.length;
+    const perms: Record<string, unknown> = { ...out.permissions, deny: kept };
+    if (kept.length === 0) delete perms.deny;
+    if (Object.keys(perms).length === 0) delete out.permissions;
+    else out.permissions = perms;
+  }
+  if (
+    isRecord(out.sandbox) &&
+    isRecord(out.sandbox.filesystem) &&
+    Array.isArray(out.sandbox.filesystem.denyWrite)
+  ) {
+    const before = out.sandbox.filesystem.denyWrite as unknown[];
+    const kept = before.filter((r) => !(typeof r === 'string' && rules.denyWrite.includes(r)));
+    removed += before.length - kept.length;
+    const fsObj: Record<string, unknown> = { ...out.sandbox.filesystem, denyWrite: kept };
+    if (kept.length === 0) delete fsObj.denyWrite;
+    const sandbox: Record<string, unknown> = { ...out.sandbox, filesystem: fsObj };
+    if (Object.keys(fsObj).length === 0) delete sandbox.filesystem;
+    if (Object.keys(sandbox).length === 0) delete out.sandbox;
+    else out.sandbox = sandbox;
+  }
+  return { settings: out, removed };
+}
+
+/** Adds `.continuity/` to a `.gitignore`'s text (pure); `undefined` when it is already ignored. */
+export function gitignoreWith(text: string | undefined): string | undefined {
+  const lines = (text ?? '').split(/\r?\n/).map((l) => l.trim());
+  if (lines.some((l) => ['.continuity', '.continuity/', '/.continuity', '/.continuity/'].includes(l))) {
+    return undefined;
+  }
+  const base = text ?? '';
+  const sep = base.length === 0 || base.endsWith('\n') ? '' : '\n';
+  return `${base}${sep}# agent-continuity: the task record holds raw decision values\n${GITIGNORE_LINE}\n`;
+}
+
+/** This checkout's `bin/continuity.js`, absolute. */
+export function binPath(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'continuity.js');
 }
 
 /** Options of `continuity init claude-code`. */
@@ -129,73 +313,171 @@ export interface InitOptions {
   project: string;
   /** Settings file, relative to the project. Default `.claude/settings.json`. */
   settings?: string;
-  /** Launcher of the hook command, e.g. `node /path/to/bin/continuity.js`. Default `continuity`. */
+  /** Launcher of the hook command, e.g. `node /path/to/bin/continuity.js`; rewrites ours when it differs. */
   command?: string;
-  /** Tools the gate checks (the PreToolUse matcher). Default Edit|Write|MultiEdit|NotebookEdit|Bash. */
+  /** Tools the gate checks (the PreToolUse matcher). Default Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell. */
   gateMatcher?: string;
+  /** Take out exactly what init added. */
+  remove?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
-/** Runs init and returns the lines it prints. */
+function readSettings(path: string, rel: string): { doc: unknown; mode: number } {
+  if (!existsSync(path)) return { doc: {}, mode: 0o644 };
+  const text = readFileSync(path, 'utf8');
+  const mode = statSync(path).mode & 0o777;
+  try {
+    return { doc: text.trim() === '' ? {} : JSON.parse(text), mode };
+  } catch (e) {
+    throw new InputError(rel, [
+      { path: '(root)', message: `invalid JSON (${(e as Error).message}); fix it, nothing was changed` },
+    ]);
+  }
+}
+
+function writeSettings(path: string, settings: unknown, mode: number): void {
+  ensureDir(dirname(path));
+  writeFileAtomic(path, `${JSON.stringify(settings, null, 2)}\n`);
+  chmodSync(path, mode);
+}
+
+function installedRules(project: string): ProtectionRules {
+  const raw = readJsonFile(join(project, INSTALLED_FILE));
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  return isRecord(raw)
+    ? { deny: list(raw.deny), denyWrite: list(raw.denyWrite) }
+    : { deny: [], denyWrite: [] };
+}
+
+/** Runs init (or `--remove`) and returns the lines it prints. Nothing is written when the settings file is bad. */
 export function runInit(options: InitOptions): string[] {
-  const env = options.env ?? process.env;
+  const env = resolveClaudeCodeEnv(options.env ?? process.env);
   const project = options.project;
   const settingsRel = options.settings ?? join('.claude', 'settings.json');
   const settingsPath = join(project, settingsRel);
-  const launcher = options.command?.trim() || 'continuity';
-  const command = `${launcher} hook claude-code`;
-  const gateMatcher = options.gateMatcher ?? DEFAULT_GATED_TOOLS.join('|');
-  const out: string[] = [];
+  const { doc, mode } = readSettings(settingsPath, settingsRel);
+  return options.remove
+    ? remove(project, settingsRel, settingsPath, doc, mode, env)
+    : install(options, project, settingsRel, settingsPath, doc, mode, env);
+}
 
-  let doc: unknown = {};
-  let mode = 0o644;
-  if (existsSync(settingsPath)) {
-    const text = readFileSync(settingsPath, 'utf8');
-    mode = statSync(settingsPath).mode & 0o777;
-    try {
-      doc = text.trim() === '' ? {} : JSON.parse(text);
-    } catch (e) {
-      throw new InputError(settingsRel, [
-        { path: '(root)', message: `invalid JSON (${(e as Error).message}); fix it, nothing was changed` },
-      ]);
-    }
+function install(
+  options: InitOptions,
+  project: string,
+  settingsRel: string,
+  settingsPath: string,
+  doc: unknown,
+  mode: number,
+  env: ClaudeCodeEnv,
+): string[] {
+  const out: string[] = [];
+  const explicit = options.command?.trim();
+  const onPathNow = onPath('continuity', env.path);
+  const launcherText = explicit || (onPathNow ? 'continuity' : `node ${binPath()}`);
+  const command = `${launcherText} hook claude-code`;
+  const gateMatcher = options.gateMatcher ?? DEFAULT_GATED_TOOLS.join('|');
+  const merged = mergeHookSettings(
+    doc,
+    settingsRel,
+    command,
+    hookRegistrations(gateMatcher),
+    Boolean(explicit),
+  );
+  const rules = protectionRules(env);
+  const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
+  const changed = merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0;
+  if (changed) writeSettings(settingsPath, protectedSettings.settings, mode);
+  for (const r of merged.added) {
+    out.push(
+      `${settingsRel}: added ${r.event}${r.matcher ? ` (matcher ${r.matcher})` : ''}, timeout ${r.timeout} s: ${r.purpose}`,
+    );
   }
-  const merged = mergeHookSettings(doc, settingsRel, command, hookRegistrations(gateMatcher));
-  if (merged.added.length > 0) {
-    ensureDir(join(project, '.claude'));
-    writeFileAtomic(settingsPath, `${JSON.stringify(merged.settings, null, 2)}\n`);
-    chmodSync(settingsPath, mode);
-    for (const r of merged.added) {
-      out.push(
-        `${settingsRel}: added ${r.event}${r.matcher ? ` (matcher ${r.matcher})` : ''}, timeout ${r.timeout} s: ${r.purpose}`,
-      );
-    }
+  if (merged.rewritten.length > 0) {
+    out.push(`${settingsRel}: hook command rewritten to "${command}" for ${merged.rewritten.join(', ')}`);
   }
   if (merged.alreadyPresent.length > 0) {
     out.push(`${settingsRel}: already configured: ${merged.alreadyPresent.join(', ')} (left as they are)`);
   }
   if (merged.keptGroups > 0) out.push(`${settingsRel}: kept ${merged.keptGroups} hook group(s) of your own`);
-  if (merged.added.length === 0) out.push(`${settingsRel}: unchanged`);
+  if (protectedSettings.added > 0) {
+    out.push(
+      `${settingsRel}: added ${protectedSettings.added} rule(s) keeping the agent's tools out of the ledger, keys and state (permissions.deny, sandbox.filesystem.denyWrite)`,
+    );
+  }
+  if (!changed) out.push(`${settingsRel}: unchanged`);
+
+  // What init added, so --remove takes out exactly that even if the environment changes later.
+  const before = installedRules(project);
+  const union = {
+    deny: [...new Set([...before.deny, ...rules.deny])],
+    denyWrite: [...new Set([...before.denyWrite, ...rules.denyWrite])],
+  };
+  ensureDir(join(project, PROJECT_STATE_DIR));
+  if (JSON.stringify(union) !== JSON.stringify(before)) {
+    writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(union, null, 2)}\n`);
+  }
+
+  const gitignore = join(project, '.gitignore');
+  const next = gitignoreWith(existsSync(gitignore) ? readFileSync(gitignore, 'utf8') : undefined);
+  if (next === undefined) out.push(`.gitignore: already ignores ${GITIGNORE_LINE}`);
+  else {
+    const gMode = existsSync(gitignore) ? statSync(gitignore).mode & 0o777 : 0o644;
+    writeFileAtomic(gitignore, next);
+    chmodSync(gitignore, gMode);
+    out.push(`.gitignore: added ${GITIGNORE_LINE} (the task record holds raw decision values)`);
+  }
 
   const taskPath = join(project, DEFAULT_TASK_RECORD);
   const taskRel = relative(project, taskPath);
   if (existsSync(taskPath)) {
     out.push(`${taskRel}: exists, left as it is`);
   } else {
-    ensureDir(join(project, PROJECT_STATE_DIR));
     writeFileAtomic(taskPath, taskRecordTemplate());
     out.push(
       `${taskRel}: created from the template; fill in 3 to 7 decisions of the current task and delete the "template" line`,
     );
   }
-  if (!options.command && !onPath('continuity', env)) {
+  if (!explicit && !onPathNow) {
     out.push(
-      'warning: `continuity` is not on PATH, so the hooks cannot run yet: run `npm link` in the agent-continuity checkout, ' +
-        'or run init again with --command "node /path/to/agent-continuity/bin/continuity.js"',
+      `note: \`continuity\` is not on PATH, so the hooks run "node ${binPath()}"; the agent is told to restate with the same command`,
     );
   }
   out.push(
     'next: start a local receiver with `continuity serve` (optional: spans are spooled until one answers), then run claude in this project',
+  );
+  return out;
+}
+
+function remove(
+  project: string,
+  settingsRel: string,
+  settingsPath: string,
+  doc: unknown,
+  mode: number,
+  env: ClaudeCodeEnv,
+): string[] {
+  const out: string[] = [];
+  const hooks = removeHookSettings(doc, settingsRel);
+  const recorded = installedRules(project);
+  const now = protectionRules(env);
+  const rules = {
+    deny: [...new Set([...recorded.deny, ...now.deny])],
+    denyWrite: [...new Set([...recorded.denyWrite, ...now.denyWrite])],
+  };
+  const cleaned = removeProtection(hooks.settings, rules);
+  if (hooks.removed.length > 0 || cleaned.removed > 0) {
+    writeSettings(settingsPath, cleaned.settings, mode);
+    if (hooks.removed.length > 0)
+      out.push(`${settingsRel}: removed continuity hooks from ${hooks.removed.join(', ')}`);
+    if (cleaned.removed > 0) out.push(`${settingsRel}: removed ${cleaned.removed} continuity rule(s)`);
+  } else {
+    out.push(`${settingsRel}: no continuity hooks or rules; unchanged`);
+  }
+  const installed = join(project, INSTALLED_FILE);
+  if (existsSync(installed))
+    writeFileAtomic(installed, `${JSON.stringify({ deny: [], denyWrite: [] }, null, 2)}\n`);
+  out.push(
+    `${PROJECT_STATE_DIR}/ and its .gitignore line are left as they are (the task record is yours); delete them if you no longer need them`,
   );
   return out;
 }

@@ -16,16 +16,17 @@ export function registerInit(program: Command): void {
     .option('--settings <file>', 'settings file relative to the project (default: .claude/settings.json)')
     .option(
       '--command <launcher>',
-      'how hooks start continuity (default: continuity), e.g. "node /path/bin/continuity.js"',
+      'how hooks start continuity, e.g. "node /path/bin/continuity.js"; rewrites the command of our hooks when it differs (default: continuity when on PATH, else node <this checkout>/bin/continuity.js)',
     )
     .option(
       '--gate-tools <matcher>',
-      'tools the write gate checks (default: Edit|Write|MultiEdit|NotebookEdit|Bash)',
+      'tools the write gate checks (default: Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell)',
     )
+    .option('--remove', "take out exactly the hooks and rules init added; keep everyone else's")
     .action(
       async (
         runtime: string,
-        opts: { project?: string; settings?: string; command?: string; gateTools?: string },
+        opts: { project?: string; settings?: string; command?: string; gateTools?: string; remove?: boolean },
       ) => {
         if (runtime !== 'claude-code') {
           throw new InputError('init', [
@@ -38,6 +39,7 @@ export function registerInit(program: Command): void {
           ...(opts.settings !== undefined && { settings: opts.settings }),
           ...(opts.command !== undefined && { command: opts.command }),
           ...(opts.gateTools !== undefined && { gateMatcher: opts.gateTools }),
+          ...(opts.remove && { remove: true }),
         });
         process.stdout.write(`${lines.join('\n')}\n`);
       },

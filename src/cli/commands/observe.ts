@@ -3,7 +3,7 @@
  * continuity state and the next action. See docs/claude-code.md.
  */
 import type { Command } from 'commander';
-import { isRecord } from '../../adapters/claude-code/state.js';
+import { isRecord } from '../../adapters/core/state.js';
 import { InputError } from '../../decision/problems.js';
 import { readJsonInput } from '../io.js';
 
@@ -32,7 +32,10 @@ export function registerObserve(program: Command): void {
     .description(
       "restate the task's decisions after compaction; prints the continuity state and what to do next",
     )
-    .option('--session <id>', "the session id (default: the project's current Claude Code session)")
+    .option(
+      '--session <id>',
+      "the session id (default: CLAUDE_CODE_SESSION_ID, else the project's current Claude Code session)",
+    )
     .option(
       '--decisions <file>',
       'JSON file of decision name → value (or {value, observedAt, revision, source}); - for stdin',

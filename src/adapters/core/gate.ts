@@ -1,20 +1,25 @@
 /**
- * The write gate (`PreToolUse`): decides whether a consequential tool call may run, from the
- * session's latest compaction boundary.
+ * The write gate, runtime-neutral: decides whether a consequential tool call may run, from the
+ * session's latest confirmed compaction boundary, and answers `allow` | `ask` | `deny` with the
+ * words to say (a runtime adapter translates the answer: Claude Code's `hookSpecificOutput`,
+ * Codex's `deny` with a human-approval reason where the policy says `ask`).
  *
  * Fast path, taken for nearly every call: the configuration, one small cache file, a decision.
  * It loads no OpenTelemetry, zod or commander, so it starts about as fast as `node -e 0`. Only when
- * the cache is missing or says the write must wait does it load the ledger reader and the
- * classifier to re-derive the state from the evidence (an approval recorded since, a new
- * observation), then it writes the cache back.
+ * the cache is missing or says the write must wait does it call the adapter's `rederive` (the
+ * ledger reader and the classifier) to re-derive the state from the evidence (an approval
+ * recorded since, a new observation).
  *
- * The gate answers `deny` or `ask` with a reason, or nothing at all: it never answers `allow`, so
- * it never bypasses the user's own permission rules. Its own failures never block: a gate that
- * cannot read its state says so on stderr and leaves the decision to Claude Code.
+ * A pre capture that no compaction confirmed (./boundary.ts) is not a boundary: the gate keeps
+ * answering from the current confirmed boundary, so a lone or discarded pre never stops writes.
+ *
+ * `allow` means "no objection": a runtime adapter never turns it into a permission grant, so the
+ * gate never bypasses the user's own permission rules. Its own failures never block: a gate that
+ * cannot read its state says so and leaves the decision to the runtime.
  *
  * Besides the continuity state the gate looks for: an agent running `continuity approve`
  * (approvals come from a human, in the human's terminal); an agent touching the evidence (the
- * ledger, keys, the adapter's state) or the task record; and the one Bash command it always lets
+ * ledger, keys, the adapter's state) or the task record; and the one command it always lets
  * through, a plain `continuity observe` or `continuity status` invocation, since restating the
  * decisions is how a blocked agent unblocks. That is a guard against drift and honest mistakes,
  * not a sandbox: the agent runs as the same OS user and a determined one can reach the files by
@@ -23,15 +28,9 @@
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdapterConfig } from './config.js';
 import { PROJECT_STATE_DIR, policyVerdict } from './config.js';
-import type { HookPayload } from './hook.js';
-import {
-  boundaryView,
-  type GateBoundary,
-  type GateState,
-  isHealthy,
-  readGateState,
-  stateRoot,
-} from './state.js';
+import type { GateAnswer, GateCode, ToolEvent } from './events.js';
+import type { Voice } from './messages.js';
+import { type GateBoundary, type GateState, isHealthy, readGateState, type StateDir } from './state.js';
 
 // ── Guard ─────────────────────────────────────────────────────────────────────────────────────
 /** How a Bash command relates to continuity. */
@@ -156,23 +155,7 @@ export function inspectTargetPath(
 }
 
 // ── Decision ──────────────────────────────────────────────────────────────────────────────────
-/** Why the gate decided as it did (stable codes, for tests and logs). */
-export type GateCode =
-  | 'not_gated'
-  | 'approve_refused'
-  | 'evidence_refused'
-  | 'task_record_ask'
-  | 'uninspectable_ask'
-  | 'continuity_command'
-  | 'no_compaction'
-  | 'state_unknown'
-  | 'state_allows'
-  | 'state_blocks';
-
-/** The gate's decision. `allow` means "no objection": nothing is printed. */
-export type GateDecision =
-  | { verdict: 'allow'; code: GateCode; reason?: never }
-  | { verdict: 'ask' | 'deny'; code: GateCode; reason: string };
+export type { GateAnswer, GateCode } from './events.js';
 
 /**
  * Re-derives a session's gate state from the ledger. Returns `undefined` when the ledger knows no
@@ -180,12 +163,13 @@ export type GateDecision =
  */
 export type Rederive = (sessionId: string, cached: GateState | undefined) => Promise<GateState | undefined>;
 
-/** The paths the guard protects, from the environment and configuration. */
-export function protectedPaths(config: AdapterConfig, env: NodeJS.ProcessEnv): ProtectedPaths {
-  const files = [env.CONTINUITY_LEDGER, env.CONTINUITY_DIGEST_KEY_FILE, env.CONTINUITY_CHAIN_KEY_FILE]
-    .filter((f): f is string => typeof f === 'string' && f.length > 0)
-    .map((f) => resolve(f));
-  return { stateRoot: stateRoot(env), files, projectStateDir: join(config.projectDir, PROJECT_STATE_DIR) };
+/** The paths the guard protects, from the resolved environment and configuration. */
+export function protectedPaths(config: AdapterConfig): ProtectedPaths {
+  const e = config.env;
+  const files = [e.ledgerExplicit ? e.ledgerPath : undefined, e.digestKeyFile, e.chainKeyFile].filter(
+    (f): f is string => typeof f === 'string' && f.length > 0,
+  );
+  return { stateRoot: e.stateRoot, files, projectStateDir: join(config.projectDir, PROJECT_STATE_DIR) };
 }
 
 function gated(tools: readonly string[], toolName: string | undefined): boolean {
@@ -197,17 +181,13 @@ function gated(tools: readonly string[], toolName: string | undefined): boolean 
 type Verdict = { verdict: 'ask' | 'deny'; code: GateCode };
 
 /** Checks that are independent of the continuity state. `undefined` when none applies. */
-function guardDecision(
-  payload: HookPayload,
-  config: AdapterConfig,
-  env: NodeJS.ProcessEnv,
-): Verdict | 'continuity_command' | undefined {
-  const paths = protectedPaths(config, env);
-  if (payload.toolName === 'Bash') {
-    if (payload.command === undefined) {
-      return payload.truncated ? { verdict: 'ask', code: 'uninspectable_ask' } : undefined;
+function guardDecision(tool: ToolEvent, config: AdapterConfig): Verdict | 'continuity_command' | undefined {
+  const paths = protectedPaths(config);
+  if (tool.kind === 'command') {
+    if (tool.command === undefined) {
+      return tool.truncated ? { verdict: 'ask', code: 'uninspectable_ask' } : undefined;
     }
-    const kind = inspectBashCommand(payload.command, paths);
+    const kind = inspectBashCommand(tool.command, paths);
     // Approvals come from a human: refused whatever the configuration says.
     if (kind === 'approve') return { verdict: 'deny', code: 'approve_refused' };
     if (kind === 'continuity_readonly') return 'continuity_command';
@@ -216,12 +196,12 @@ function guardDecision(
     if (kind === 'touches_task_record') return { verdict: 'ask', code: 'task_record_ask' };
     return undefined;
   }
-  if (payload.filePath !== undefined && config.gate.protectContinuityFiles) {
-    const where = inspectTargetPath(payload.filePath, config.projectDir, paths);
+  if (tool.filePath !== undefined && config.gate.protectContinuityFiles) {
+    const where = inspectTargetPath(tool.filePath, config.projectDir, paths);
     if (where === 'touches_evidence') return { verdict: 'deny', code: 'evidence_refused' };
     if (
       where === 'touches_task_record' ||
-      resolve(config.projectDir, payload.filePath) === config.taskRecordPath
+      resolve(config.projectDir, tool.filePath) === config.taskRecordPath
     ) {
       return { verdict: 'ask', code: 'task_record_ask' };
     }
@@ -229,31 +209,35 @@ function guardDecision(
   return undefined;
 }
 
-/**
- * Decides one `PreToolUse` call. `rederive` is the slow path (ledger + classifier); it is called
- * only when the cache is missing or blocks. `warn` receives one line when the gate cannot read
- * its state.
- */
-export async function decideGate(
-  payload: HookPayload,
-  config: AdapterConfig,
-  env: NodeJS.ProcessEnv,
-  rederive: Rederive,
-  warn: (line: string) => void = () => {},
-): Promise<GateDecision> {
-  if (!gated(config.gate.tools, payload.toolName)) return { verdict: 'allow', code: 'not_gated' };
-  const guard = guardDecision(payload, config, env);
-  if (guard === 'continuity_command') return { verdict: 'allow', code: 'continuity_command' };
-  if (guard) return worded(guard, payload.sessionId);
+/** What the gate needs besides the tool call. */
+export interface GateContext {
+  config: AdapterConfig;
+  /** The runtime adapter's state directory. */
+  state: StateDir;
+  /** The slow path (ledger + classifier); called only when the cache is missing or blocks. */
+  rederive: Rederive;
+  /** How the words name tools and the launcher. */
+  voice: Voice;
+  /** Receives one line when the gate cannot read its state. */
+  warn?: (line: string) => void;
+}
 
-  let state = readGateState(payload.sessionId, env);
+/** Decides one tool call of `sessionId`. Never throws for a state it cannot read: it warns and allows. */
+export async function decideGate(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
+  const { config } = ctx;
+  if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
+  const guard = guardDecision(tool, config);
+  if (guard === 'continuity_command') return { verdict: 'allow', code: 'continuity_command' };
+  if (guard) return worded(guard, sessionId, ctx.voice);
+
+  let state = readGateState(ctx.state, sessionId);
   if (!state?.boundary || !isHealthy(state.boundary.state)) {
     // Missing cache, or a blocking one: look at the evidence, which may have moved on.
     if (state?.boundary !== null) {
       try {
-        state = (await rederive(payload.sessionId, state)) ?? state;
+        state = (await ctx.rederive(sessionId, state)) ?? state;
       } catch (e) {
-        warn(
+        ctx.warn?.(
           `gate could not read the ledger (${(e as Error).message.split('\n')[0]}); using the cached state`,
         );
       }
@@ -264,11 +248,11 @@ export async function decideGate(
   if (!b) return { verdict: 'allow', code: 'no_compaction' };
   const verdict = policyVerdict(config.gate.policy, b.state, b.reason);
   if (verdict === 'allow') return { verdict: 'allow', code: 'state_allows' };
-  return worded({ verdict, code: 'state_blocks' }, payload.sessionId, b);
+  return worded({ verdict, code: 'state_blocks' }, sessionId, ctx.voice, b);
 }
 
 /** Words a decision; the messages module is loaded only here, off the fast path. */
-async function worded(v: Verdict, sessionId: string, b?: GateBoundary): Promise<GateDecision> {
+async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBoundary): Promise<GateAnswer> {
   const m = await import('./messages.js');
   const reasons: Partial<Record<GateCode, string>> = {
     approve_refused: m.APPROVE_REFUSED,
@@ -276,18 +260,8 @@ async function worded(v: Verdict, sessionId: string, b?: GateBoundary): Promise<
     task_record_ask: m.TASK_RECORD_ASK,
     uninspectable_ask: m.UNINSPECTABLE_ASK,
   };
-  const reason = b ? m.gateReason(boundaryView(sessionId, b), v.verdict) : (reasons[v.code] ?? v.code);
+  const reason = b
+    ? m.gateReason(m.boundaryView(sessionId, b), v.verdict, voice)
+    : (reasons[v.code] ?? v.code);
   return { verdict: v.verdict, code: v.code, reason };
-}
-
-/** The hook output for a decision: the documented `PreToolUse` JSON, or nothing for `allow`. */
-export function gateOutput(decision: GateDecision): string {
-  if (decision.verdict === 'allow') return '';
-  return `${JSON.stringify({
-    hookSpecificOutput: {
-      hookEventName: 'PreToolUse',
-      permissionDecision: decision.verdict,
-      permissionDecisionReason: decision.reason,
-    },
-  })}\n`;
 }

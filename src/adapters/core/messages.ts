@@ -1,12 +1,29 @@
 /**
- * The words the adapter says to the agent: the context injected after compaction, the gate's
- * reasons and `continuity observe`'s next action. Pure and lean (the gate builds its reason here).
+ * The words the adapters say to the agent: the instruction for the summarizer, the context
+ * injected after compaction, the gate's reasons and `continuity observe`'s next action. Pure and
+ * lean (the gate builds its reason here). Runtime-neutral: the runtime adapter supplies how its
+ * consequential tools are named and how the agent's shell starts `continuity` ({@link Voice}).
  *
  * They name decisions, never their values, and say exactly what to run. Session ids and digests
  * shown here were validated before they were stored (opaque ids, `sha256:`/`hmac-sha256:` digests),
  * so a command printed here is safe to paste into a shell.
  */
 import type { ContinuityState } from '../../classify/states.js';
+import type { GateBoundary } from './state.js';
+
+/** How a runtime's messages name things. */
+export interface Voice {
+  /** How the agent's shell starts continuity: `continuity`, or `node /abs/bin/continuity.js`. */
+  launcher: string;
+  /** The runtime's consequential tools, e.g. `Edit, Write, NotebookEdit, or a Bash or PowerShell command that changes anything`. */
+  consequentialTools: string;
+}
+
+/** The default voice: `continuity` on PATH, tools described generically. */
+export const DEFAULT_VOICE: Voice = {
+  launcher: 'continuity',
+  consequentialTools: 'a file edit or write, or a shell command that changes anything',
+};
 
 /** What the messages need to know about a session's latest boundary. */
 export interface BoundaryView {
@@ -31,32 +48,53 @@ function quoteNames(names: readonly string[]): string {
 }
 
 /** The command that restates the decisions, with a here-document the shell does not expand. */
-export function observeCommand(sessionId: string, names: readonly string[]): string {
+export function observeCommand(
+  sessionId: string,
+  names: readonly string[],
+  voice: Voice = DEFAULT_VOICE,
+): string {
   const body =
     names.length === 0
       ? '{"<decision>": <value as JSON>}'
       : `{${names.map((n) => `"${n}": <value as JSON>`).join(', ')}}`;
-  return `continuity observe --session ${sessionId} --decisions - <<'EOF'\n${body}\nEOF`;
+  return `${voice.launcher} observe --session ${sessionId} --decisions - <<'EOF'\n${body}\nEOF`;
 }
 
 /** The command a human runs, in their own terminal, to approve a changed decision. */
 export function approveCommand(sessionId: string, change: NonNullable<BoundaryView['change']>): string {
+  // Printed for the human's own terminal, where `continuity` is what the README installs.
   return (
     `continuity approve --session ${sessionId} --decision ${change.decision} ` +
     `--from-digest ${change.fromDigest} --to-digest ${change.toDigest} --ref <ticket-or-note-id> --by <your-id>`
   );
 }
 
-/** The context added to the model after compaction (SessionStart / InstructionsLoaded). */
-export function compactionContext(sessionId: string, names: readonly string[]): string {
+/**
+ * The one sentence appended to the summarizer's instructions before compaction: keep the named
+ * decisions verbatim. Names only, never values (the summarizer has the values in the conversation).
+ * Stable on purpose, so a test can find it in the summarization request.
+ */
+export function summaryInstruction(names: readonly string[]): string {
+  return `${SUMMARY_INSTRUCTION_PREFIX} ${quoteNames(names)}.`;
+}
+
+/** The fixed start of {@link summaryInstruction}. */
+export const SUMMARY_INSTRUCTION_PREFIX =
+  '[continuity] Keep these task decisions in the summary verbatim, each by its name with its exact current value:';
+
+/** The context added to the model after compaction. */
+export function compactionContext(
+  sessionId: string,
+  names: readonly string[],
+  voice: Voice = DEFAULT_VOICE,
+): string {
   return [
-    '[continuity] This session was just compacted. Before your next consequential action (Edit,',
-    'Write, MultiEdit, NotebookEdit, or a Bash command that changes anything), restate these task',
-    `decisions as you understand them now: ${quoteNames(names)}.`,
+    `[continuity] This session was just compacted. Before your next consequential action (${voice.consequentialTools}),`,
+    `restate these task decisions as you understand them now: ${quoteNames(names)}.`,
     'Restate them from your own context, not by reading the task record in .continuity/.',
     'Run exactly this, with each value as JSON:',
     '',
-    observeCommand(sessionId, names),
+    observeCommand(sessionId, names, voice),
     '',
     'If you no longer know a decision, leave it out and ask the human; do not guess. Until the',
     'restatement matches the record (or a human approves a change) the continuity gate blocks',
@@ -68,10 +106,10 @@ export function compactionContext(sessionId: string, names: readonly string[]): 
  * What to do next for a boundary in this state, in words the agent can follow (for `preserved`
  * and `approved_change`: continue).
  */
-export function nextAction(view: BoundaryView): string {
+export function nextAction(view: BoundaryView, voice: Voice = DEFAULT_VOICE): string {
   const names = view.decisionNames;
   const d = view.primaryDecision ? `"${view.primaryDecision}"` : 'a decision';
-  const restate = observeCommand(view.sessionId, names);
+  const restate = observeCommand(view.sessionId, names, voice);
   switch (view.state) {
     case 'preserved':
       return `Every decision (${quoteNames(names)}) matches the record with a fresh observation. Continue; writes are allowed.`;
@@ -148,12 +186,32 @@ function unverifiedAction(view: BoundaryView, d: string, restate: string): strin
 }
 
 /** The gate's reason for a denied or asked tool call. */
-export function gateReason(view: BoundaryView, verdict: 'deny' | 'ask' = 'deny'): string {
+export function gateReason(
+  view: BoundaryView,
+  verdict: 'deny' | 'ask' = 'deny',
+  voice: Voice = DEFAULT_VOICE,
+): string {
   const head =
     verdict === 'ask'
       ? `The continuity gate asks a human first (${view.state}: ${view.reason}).`
       : `Blocked by the continuity gate (${view.state}: ${view.reason}).`;
-  return `${head}\n${nextAction(view)}`;
+  return `${head}\n${nextAction(view, voice)}`;
+}
+
+/** The view the messages need, from a cached boundary. */
+export function boundaryView(sessionId: string, b: GateBoundary): BoundaryView {
+  const view: BoundaryView = {
+    sessionId,
+    state: b.state,
+    reason: b.reason,
+    primaryDecision: b.primaryDecision,
+    decisionNames: b.decisionNames,
+  };
+  if (b.evidenceMissing) view.evidenceMissing = b.evidenceMissing;
+  if (b.change) view.change = b.change;
+  if (b.approvalRefs) view.approvalRefs = b.approvalRefs;
+  view.compacted = b.compactedAt !== undefined;
+  return view;
 }
 
 /** The gate's reason when the agent tries to approve its own change. */

@@ -95,7 +95,7 @@ function parse(path: string, label: string): Parsed {
         code: code === 'ENOENT' ? 'task_record_missing' : 'task_record_invalid',
         message:
           code === 'ENOENT'
-            ? `${label}: not found; run \`continuity init claude-code\` and fill it in`
+            ? `${label}: not found; run \`continuity init <runtime>\` and fill it in`
             : `${label}: cannot read (${code ?? 'error'})`,
       },
     };
@@ -200,7 +200,7 @@ export function readTaskOutline(
   return { ok: true, outline: { names, sensitive: names.filter((n) => decisions[n]!.sensitive) } };
 }
 
-/** The task record `continuity init claude-code` writes: the article's three decisions, to fill in. */
+/** The task record `continuity init` writes: the article's three decisions, to fill in. */
 export function taskRecordTemplate(): string {
   const doc = {
     $comment:

@@ -7,12 +7,15 @@
  * else `~/.local/state/agent-continuity`, the ledger's default directory too):
  *
  * ```
- * claude-code/sessions/<key(session id)>/gate.json      latest boundary state (derived cache)
- * claude-code/sessions/<key(session id)>/activity        latest activity state
- * claude-code/sessions/<key(session id)>/<key>.*         once-per-boundary markers
- * claude-code/projects/<key(project dir)>.json           the project's current session id
- * claude-code/spool/*.json                               OTLP requests not yet delivered
+ * <runtime>/sessions/<key(session id)>/gate.json      boundary track and latest boundary state (cache)
+ * <runtime>/sessions/<key(session id)>/lock           serializes read-assemble-write of gate.json
+ * <runtime>/sessions/<key(session id)>/activity       latest activity state
+ * <runtime>/sessions/<key(session id)>/<key>.*        once-per-boundary markers
+ * <runtime>/projects/<key(project dir)>.json          the project's current session id
+ * <runtime>/spool/*.json                              OTLP requests not yet delivered
  * ```
+ *
+ * `<runtime>` is the adapter's runtime name (`claude-code`, …): two runtimes never share state.
  *
  * Every file is 0600 and every directory 0700: they sit beside the ledger and name sessions and
  * boundaries (never values). The gate cache is derived: the ledger stays the evidence, and the
@@ -29,7 +32,8 @@
 import type * as FsModule from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
-import type { BoundaryView } from './messages.js';
+import type { DecisionMap } from '../../decision/model.js';
+import type { BoundaryTrack } from './boundary.js';
 
 // ── Built-ins ─────────────────────────────────────────────────────────────────────────────────
 // Importing `node:fs` from an ES module builds a facade that reads every export, and the
@@ -118,22 +122,18 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 // ── Paths ─────────────────────────────────────────────────────────────────────────────────────
-/** Environment variable overriding the state root. */
-export const STATE_DIR_ENV = 'CONTINUITY_STATE_DIR';
-
-/** The state root shared with the ledger's default location. */
-export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env[STATE_DIR_ENV];
-  if (explicit) return resolve(explicit);
-  const xdg = env.XDG_STATE_HOME;
-  const home = env.HOME ?? process.getBuiltinModule?.('node:os').homedir() ?? '.';
-  const base = xdg ? resolve(xdg) : join(home, '.local', 'state');
-  return join(base, 'agent-continuity');
+/**
+ * Where one runtime adapter keeps its state: `<state root>/<runtime>`. Every path below is a
+ * function of it, so a store is resolved once per process and passed down.
+ */
+export interface StateDir {
+  /** `<state root>/<runtime>`, absolute. */
+  readonly dir: string;
 }
 
-/** The adapter's directory under the state root. */
-export function adapterDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateRoot(env), 'claude-code');
+/** The state directory of `runtime` under `stateRoot`. */
+export function stateDirOf(stateRoot: string, runtime: string): StateDir {
+  return { dir: join(stateRoot, runtime) };
 }
 
 // FNV-1a 32-bit offset bases of four independent lanes (the first is the standard one).
@@ -156,49 +156,49 @@ export function fileKey(text: string): string {
 const key = fileKey;
 
 /** The directory of one session's derived state. */
-export function sessionDir(sessionId: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(adapterDir(env), 'sessions', key(sessionId));
+export function sessionDir(s: StateDir, sessionId: string): string {
+  return join(s.dir, 'sessions', key(sessionId));
 }
 
-/** The gate cache of one session: its latest boundary state. */
-export function gateFile(sessionId: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(sessionDir(sessionId, env), 'gate.json');
+/** The gate cache of one session: its boundary track and latest boundary state. */
+export function gateFile(s: StateDir, sessionId: string): string {
+  return join(sessionDir(s, sessionId), 'gate.json');
+}
+
+/** The lock serializing updates of one session's gate cache. */
+export function sessionLockFile(s: StateDir, sessionId: string): string {
+  return join(sessionDir(s, sessionId), 'lock');
 }
 
 /** The latest activity state of one session. */
-export function activityFile(sessionId: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(sessionDir(sessionId, env), 'activity');
+export function activityFile(s: StateDir, sessionId: string): string {
+  return join(sessionDir(s, sessionId), 'activity');
 }
 
-/** A once-per-boundary marker, e.g. `recorded` (boundary record written) or `injected`. */
-export function markerFile(
-  sessionId: string,
-  boundaryId: string,
-  what: string,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  return join(sessionDir(sessionId, env), `${key(boundaryId)}.${what}`);
+/** A once-per-boundary marker, e.g. `injected` (the restatement request was given). */
+export function markerFile(s: StateDir, sessionId: string, boundaryId: string, what: string): string {
+  return join(sessionDir(s, sessionId), `${key(boundaryId)}.${what}`);
 }
 
 /** The file naming the current session of a project directory (what `continuity observe` defaults to). */
-export function projectFile(projectDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(adapterDir(env), 'projects', `${key(resolve(projectDir))}.json`);
+export function projectFile(s: StateDir, projectDir: string): string {
+  return join(s.dir, 'projects', `${key(resolve(projectDir))}.json`);
 }
 
 /** The spool of OTLP requests that could not be delivered yet. */
-export function spoolDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(adapterDir(env), 'spool');
+export function spoolDir(s: StateDir): string {
+  return join(s.dir, 'spool');
 }
 
 // ── Cache contents ────────────────────────────────────────────────────────────────────────────
-/** The latest boundary of a session as the gate sees it. */
+/** The latest confirmed boundary of a session as the gate sees it (names, digests, states; never values). */
 export interface GateBoundary {
   id: string;
   state: ContinuityState;
   reason: string;
   primaryDecision: string | null;
   decisionNames: string[];
-  /** When the compaction finished (PostCompact), if reported. */
+  /** When the compaction happened (its first confirming signal). */
   compactedAt?: string;
   /** Why the pre snapshot is missing, if it is. */
   evidenceMissing?: string;
@@ -208,11 +208,28 @@ export interface GateBoundary {
   observed?: boolean;
 }
 
+/**
+ * What a pre capture holds while it waits for its compaction: the digests (never values) or
+ * why there are none. It reaches the ledger only when a compaction confirms it.
+ */
+export type PreCapture =
+  | {
+      ok: true;
+      capturedAt: string;
+      normalizerVersion: number;
+      decisions: DecisionMap;
+      /** Decisions whose digest was carried forward along a human approval chain. */
+      carried?: string[];
+    }
+  | { ok: false; capturedAt: string; reason: string; names: string[] };
+
 /** The gate cache of one session. `boundary: null` means no compaction happened in the session. */
 export interface GateState {
-  v: 1;
+  v: 2;
   sessionId: string;
   boundary: GateBoundary | null;
+  /** The boundary assembly's state (pending pre, current boundary's signals and tokens). */
+  track?: BoundaryTrack<PreCapture>;
   updatedAt: string;
 }
 
@@ -226,12 +243,10 @@ function isStringArray(v: unknown): v is string[] {
 }
 
 /** Reads a session's gate cache; `undefined` when missing, unreadable or for another session. */
-export function readGateState(
-  sessionId: string,
-  env: NodeJS.ProcessEnv = process.env,
-): GateState | undefined {
-  const raw = readJsonFile(gateFile(sessionId, env));
-  if (!isRecord(raw) || raw.v !== 1 || raw.sessionId !== sessionId) return undefined;
+export function readGateState(s: StateDir, sessionId: string): GateState | undefined {
+  const raw = readJsonFile(gateFile(s, sessionId));
+  if (!isRecord(raw) || raw.v !== 2 || raw.sessionId !== sessionId) return undefined;
+  if (raw.track !== undefined && !isRecord(raw.track)) return undefined;
   if (raw.boundary === null) return raw as unknown as GateState;
   const b = raw.boundary;
   if (
@@ -249,40 +264,25 @@ export function readGateState(
 
 /** Writes a session's gate cache (atomic, 0600). */
 export function writeGateState(
+  s: StateDir,
   sessionId: string,
   boundary: GateBoundary | null,
   now: string,
-  env: NodeJS.ProcessEnv = process.env,
+  track?: BoundaryTrack<PreCapture>,
 ): GateState {
-  const state: GateState = { v: 1, sessionId, boundary, updatedAt: now };
-  writeFileAtomic(gateFile(sessionId, env), `${JSON.stringify(state)}\n`);
+  const state: GateState = { v: 2, sessionId, boundary, ...(track ? { track } : {}), updatedAt: now };
+  writeFileAtomic(gateFile(s, sessionId), `${JSON.stringify(state)}\n`);
   return state;
 }
 
-/** The view the messages need, from a cached boundary. */
-export function boundaryView(sessionId: string, b: GateBoundary): BoundaryView {
-  const view: BoundaryView = {
-    sessionId,
-    state: b.state,
-    reason: b.reason,
-    primaryDecision: b.primaryDecision,
-    decisionNames: b.decisionNames,
-  };
-  if (b.evidenceMissing) view.evidenceMissing = b.evidenceMissing;
-  if (b.change) view.change = b.change;
-  if (b.approvalRefs) view.approvalRefs = b.approvalRefs;
-  view.compacted = b.compactedAt !== undefined;
-  return view;
-}
-
 /** Reads a session's latest recorded activity state. */
-export function readActivity(sessionId: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return readTextFile(activityFile(sessionId, env))?.trim();
+export function readActivity(s: StateDir, sessionId: string): string | undefined {
+  return readTextFile(activityFile(s, sessionId))?.trim();
 }
 
 /** Records a session's latest activity state. */
-export function writeActivity(sessionId: string, state: string, env: NodeJS.ProcessEnv = process.env): void {
-  writeFileAtomic(activityFile(sessionId, env), `${state}\n`);
+export function writeActivity(s: StateDir, sessionId: string, state: string): void {
+  writeFileAtomic(activityFile(s, sessionId), `${state}\n`);
 }
 
 /** The current session of a project directory, as written by the hooks. */
@@ -293,22 +293,14 @@ export interface ProjectSession {
 }
 
 /** Records `sessionId` as the current session of `projectDir` (what `continuity observe` defaults to). */
-export function writeProjectSession(
-  projectDir: string,
-  sessionId: string,
-  now: string,
-  env: NodeJS.ProcessEnv = process.env,
-): void {
+export function writeProjectSession(s: StateDir, projectDir: string, sessionId: string, now: string): void {
   const doc: ProjectSession = { v: 1, sessionId, updatedAt: now };
-  writeFileAtomic(projectFile(projectDir, env), `${JSON.stringify(doc)}\n`);
+  writeFileAtomic(projectFile(s, projectDir), `${JSON.stringify(doc)}\n`);
 }
 
 /** Reads the current session of `projectDir`, if a hook recorded one. */
-export function readProjectSession(
-  projectDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): ProjectSession | undefined {
-  const raw = readJsonFile(projectFile(projectDir, env));
+export function readProjectSession(s: StateDir, projectDir: string): ProjectSession | undefined {
+  const raw = readJsonFile(projectFile(s, projectDir));
   if (!isRecord(raw) || raw.v !== 1 || typeof raw.sessionId !== 'string') return undefined;
   return raw as unknown as ProjectSession;
 }

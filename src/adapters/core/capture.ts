@@ -1,0 +1,247 @@
+/**
+ * Capture: task record → digests → (pending until a compaction confirms it) → ledger + span.
+ * Never blocks and never throws into the agent: every failure becomes evidence missing.
+ *
+ * Why the pre capture waits for its confirmation before it reaches the ledger: a runtime's
+ * pre-compaction event does not mean that a compaction happens (./boundary.ts). The digests are
+ * taken at the pre event (so they are the decisions as they stood before compaction) and kept,
+ * digests only, in the session's 0600 cache; the first signal that the compaction happened
+ * appends the pre snapshot (with its original capture time) and the boundary record in one
+ * batch, and exports the pre span. A pre that nothing confirms leaves no record and no span, so
+ * neither the gate nor a span processor waits for a post observation that will never come.
+ *
+ * **An approved change carries forward.** When a human approved a decision's change (A→B, or a
+ * chain A→B→C) in this session, the next pre snapshot holds the chain's end, not the task
+ * record's value, as long as the task record still digests to the chain's start: restating B
+ * after the next compaction is then `preserved`, and restating A is a change. Once the human
+ * updates the task record itself (to B, or to anything else), the task record wins again. The
+ * approval chain is the session's ledger approvals (a new session starts from the task record).
+ */
+
+import type { Approval, DecisionMap } from '../../decision/model.js';
+import { NORMALIZER_VERSION } from '../../decision/model.js';
+import { compareCriticality } from '../../decision/names.js';
+import { loadDigestKey } from '../../digest/key-file.js';
+import { boundarySpanIds, type ExportSpan, nowNs, timeNs } from '../../export/spans.js';
+import { evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
+import { EVIDENCE_MISSING_REASONS, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
+import type { TrackedBoundary } from './boundary.js';
+import type { AdapterConfig } from './config.js';
+import { openEvidence } from './evidence.js';
+import { exportAdapterSpans } from './export.js';
+import type { PreCapture, StateDir } from './state.js';
+import { digestTaskRecord, readTaskOutline } from './task-record.js';
+import { markPreMissing } from './track.js';
+
+/** Evidence-missing reason codes the adapters write besides the task record's. */
+export const ADAPTER_EVIDENCE_REASONS = {
+  /** A compaction was confirmed with no pre capture before it (the pre hook did not run). */
+  preHookMissing: 'pre_hook_missing',
+  /** The snapshot was taken but the ledger refused or failed the append. */
+  ledgerWriteFailed: EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
+} as const;
+
+/** The `source` of a pre decision whose digest was carried forward along an approval chain. */
+export const CARRIED_SOURCE = 'approval-chain';
+
+/**
+ * Carries approved changes forward into a pre snapshot's decisions (pure): per decision, follow
+ * the session's approvals from the snapshot's digest (the latest approval leaving each digest,
+ * never revisiting one) to the chain's end. The carried decision takes the end digest, one
+ * revision per step, the source {@link CARRIED_SOURCE} and the last approval's reference.
+ */
+export function carryForward(
+  decisions: DecisionMap,
+  approvals: readonly Approval[],
+): { decisions: DecisionMap; carried: string[] } {
+  const out: DecisionMap = {};
+  const carried: string[] = [];
+  for (const [name, d] of Object.entries(decisions)) {
+    const mine = approvals.filter((a) => a.decision === name);
+    let digest = d.digest;
+    let steps = 0;
+    let ref: string | undefined;
+    const seen = new Set([digest]);
+    for (;;) {
+      let next: Approval | undefined;
+      for (const a of mine) if (a.fromDigest === digest && !seen.has(a.toDigest)) next = a;
+      if (!next) break;
+      digest = next.toDigest;
+      seen.add(digest);
+      ref = next.approvalRef;
+      steps++;
+    }
+    if (steps === 0) {
+      out[name] = d;
+      continue;
+    }
+    out[name] = {
+      digest,
+      revision: d.revision + steps,
+      observedAt: d.observedAt,
+      source: CARRIED_SOURCE,
+      ...(ref ? { approvalRef: ref } : {}),
+    };
+    carried.push(name);
+  }
+  return { decisions: out, carried };
+}
+
+/** What a pre capture needs. */
+export interface PreCaptureInput {
+  config: AdapterConfig;
+  /** How messages name the task record (project-relative). */
+  label: string;
+  /** Capture time, RFC 3339 UTC. */
+  now: string;
+  /** The session id, to read its approvals from the ledger. */
+  sessionId: string;
+}
+
+/**
+ * Takes the pre capture: the task record's digests, approved changes carried forward (from the
+ * session's ledger approvals), or the reason there are none. Never throws.
+ */
+export function capturePre(input: PreCaptureInput, warn: (line: string) => void): PreCapture {
+  const { config, label, now } = input;
+  const r = digestTaskRecord(config.taskRecordPath, label, now, () =>
+    loadDigestKey({ env: config.env.vars }),
+  );
+  if (!r.ok) {
+    warn(`no pre snapshot: ${r.problem.message}`);
+    const o = readTaskOutline(config.taskRecordPath, label);
+    const names = o.ok ? [...o.outline.names].sort(compareCriticality) : [];
+    return { ok: false, capturedAt: now, reason: r.problem.code, names };
+  }
+  let approvals: Approval[] = [];
+  try {
+    approvals = openEvidence(config).latest(input.sessionId)?.approvals ?? [];
+  } catch (e) {
+    warn(`approvals not read (${(e as Error).message.split('\n')[0]}); the task record is used as it is`);
+  }
+  const { decisions, carried } = carryForward(r.digests.decisions, approvals);
+  return {
+    ok: true,
+    capturedAt: now,
+    normalizerVersion: NORMALIZER_VERSION,
+    decisions,
+    ...(carried.length > 0 ? { carried } : {}),
+  };
+}
+
+/** The names a capture is about (for the summarizer's instruction and the restatement request). */
+export function captureNames(c: PreCapture): string[] {
+  return (c.ok ? Object.keys(c.decisions) : c.names).sort(compareCriticality);
+}
+
+/**
+ * Records a boundary the assembly just opened: the pre snapshot (or why there is none) and the
+ * boundary record in one ledger batch, then the pre span. When the ledger refuses, the gate cache
+ * is marked `ledger_write_failed` (the gate then asks). Never throws.
+ */
+export async function recordOpenedBoundary(
+  config: AdapterConfig,
+  state: StateDir,
+  sessionId: string,
+  b: TrackedBoundary<PreCapture>,
+  warn: (line: string) => void,
+): Promise<void> {
+  const runtime = config.runtime;
+  const trigger = b.trigger;
+  const base = { sessionId, boundaryId: b.boundaryId, runtime, ...(trigger ? { trigger } : {}) };
+  const capture = b.pre?.capture;
+  const missing = !b.pre
+    ? ADAPTER_EVIDENCE_REASONS.preHookMissing
+    : capture && !capture.ok
+      ? capture.reason
+      : undefined;
+  const preAt = capture?.capturedAt ?? b.compactedAt;
+  const tokens = {
+    ...(b.tokens.before !== undefined ? { tokensBefore: b.tokens.before } : {}),
+    ...(b.tokens.after !== undefined ? { tokensAfter: b.tokens.after } : {}),
+  };
+  const store = openEvidence(config);
+  let failed: string | undefined;
+  try {
+    await store.append(
+      capture?.ok
+        ? {
+            type: 'snapshot',
+            phase: 'pre',
+            ...base,
+            capturedAt: capture.capturedAt,
+            normalizerVersion: capture.normalizerVersion,
+            decisions: capture.decisions,
+          }
+        : { type: 'evidence_missing', phase: 'pre', ...base, reason: missing!, at: preAt },
+      { type: 'boundary', ...base, compactedAt: b.compactedAt, ...tokens },
+    );
+  } catch (e) {
+    failed = (e as Error).message.split('\n')[0];
+    warn(`ledger: ${failed}`);
+  } finally {
+    await store.close().catch(() => {});
+  }
+  if (failed !== undefined && capture?.ok) {
+    await markPreMissing(
+      state,
+      sessionId,
+      b.boundaryId,
+      ADAPTER_EVIDENCE_REASONS.ledgerWriteFailed,
+      b.compactedAt,
+    ).catch((e: Error) => warn(`gate cache: ${e.message.split('\n')[0]}`));
+  }
+  const reason = failed !== undefined && capture?.ok ? ADAPTER_EVIDENCE_REASONS.ledgerWriteFailed : missing;
+  const ctx = { boundaryId: b.boundaryId, runtime, ...(trigger ? { trigger } : {}), ...tokens };
+  const start = timeNs(preAt);
+  const span: ExportSpan = {
+    name: SPAN_COMPACTION_PRE,
+    ids: boundarySpanIds(sessionId, b.boundaryId, 'pre'),
+    startNs: start,
+    endNs: start > nowNs() ? start : start + 1_000_000n,
+    attributes:
+      capture?.ok && reason === undefined
+        ? snapshotAttributes(
+            'pre',
+            {
+              sessionId,
+              capturedAt: capture.capturedAt,
+              normalizerVersion: capture.normalizerVersion,
+              decisions: capture.decisions,
+            },
+            ctx,
+          )
+        : evidenceMissingAttributes('pre', sessionId, reason ?? ADAPTER_EVIDENCE_REASONS.preHookMissing, ctx),
+    error: reason !== undefined,
+  };
+  await exportAdapterSpans([span], config, warn);
+}
+
+/**
+ * Records context-fill numbers learnt after the boundary was recorded: another boundary record
+ * for the same boundary and compaction time, with the numbers. Never throws.
+ */
+export async function recordMeasured(
+  config: AdapterConfig,
+  sessionId: string,
+  b: TrackedBoundary<PreCapture>,
+  warn: (line: string) => void,
+): Promise<void> {
+  const store = openEvidence(config);
+  try {
+    await store.append({
+      type: 'boundary',
+      sessionId,
+      boundaryId: b.boundaryId,
+      runtime: config.runtime,
+      ...(b.trigger ? { trigger: b.trigger } : {}),
+      compactedAt: b.compactedAt,
+      ...(b.tokens.before !== undefined ? { tokensBefore: b.tokens.before } : {}),
+      ...(b.tokens.after !== undefined ? { tokensAfter: b.tokens.after } : {}),
+    });
+  } catch (e) {
+    warn(`ledger: ${(e as Error).message.split('\n')[0]}`);
+  } finally {
+    await store.close().catch(() => {});
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * The environment and the configuration of a runtime adapter, each resolved once at the edge
+ * into one typed object, and the gate's policy.
+ *
+ * **Environment.** A hook process or command calls {@link resolveEnv} once with the process
+ * environment; everything below it takes the {@link ContinuityEnv} and never reads
+ * `process.env`. It holds the resolved state directory and ledger path, the key files, the
+ * overrides, and a frozen copy of the few variables the shared loaders read (`vars`: the
+ * `CONTINUITY_*` variables, `XDG_STATE_HOME`, `HOME`), so the exporter, the key loaders and the
+ * ledger see exactly what was resolved at the start.
+ *
+ * **Configuration.** `.continuity/config.json` in the project (optional), overridden by
+ * `CONTINUITY_*` variables. A bad value never stops a hook: it becomes a warning (one stderr line)
+ * and the default is used, because a hook must never break the agent.
+ *
+ * **Policy.** What the gate answers for each continuity state: `allow` (no objection: the
+ * runtime's own permission flow decides), `ask` (a human confirms) or `deny`. Keys are a state
+ * (`conflicting`) or a state and reason (`unverified/pre_snapshot_missing`); the more specific
+ * key wins.
+ *
+ * Lean on purpose: the write gate loads it on every tool call (node:path and two tiny modules).
+ */
+import { isAbsolute, join, resolve } from 'node:path';
+import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
+import type { GateVerdict } from './events.js';
+import { isRecord, readJsonFile } from './state.js';
+
+// ── Environment ───────────────────────────────────────────────────────────────────────────────
+/** Environment variables read by every adapter, defined once (the exporter's are in `src/export/config.ts`). */
+export const ENV = {
+  stateDir: 'CONTINUITY_STATE_DIR',
+  ledger: 'CONTINUITY_LEDGER',
+  digestKeyFile: 'CONTINUITY_DIGEST_KEY_FILE',
+  chainKeyFile: 'CONTINUITY_CHAIN_KEY_FILE',
+  config: 'CONTINUITY_CONFIG',
+  taskRecord: 'CONTINUITY_TASK_RECORD',
+  gateTools: 'CONTINUITY_GATE_TOOLS',
+  gatePolicy: 'CONTINUITY_GATE_POLICY',
+  hookDeadline: 'CONTINUITY_HOOK_DEADLINE_MS',
+} as const;
+
+/** Default most milliseconds a recording hook may take. */
+export const DEFAULT_HOOK_DEADLINE_MS = 8000;
+
+/** What a run will do, as far as the environment decides it: read once, passed down. */
+export interface ContinuityEnv {
+  /** The state root (`CONTINUITY_STATE_DIR`, else `$XDG_STATE_HOME/agent-continuity`, else `~/.local/state/agent-continuity`). */
+  readonly stateRoot: string;
+  /** The ledger file (`CONTINUITY_LEDGER`, else `ledger.jsonl` in the XDG state directory). */
+  readonly ledgerPath: string;
+  /** True when the ledger path was set explicitly (it may then lie outside the state root). */
+  readonly ledgerExplicit: boolean;
+  readonly digestKeyFile?: string;
+  readonly chainKeyFile?: string;
+  /** `CONTINUITY_CONFIG`: the configuration file, absolute. */
+  readonly configFile?: string;
+  /** `CONTINUITY_TASK_RECORD`, as given (resolved against the project later). */
+  readonly taskRecord?: string;
+  readonly gateTools?: string;
+  readonly gatePolicy?: string;
+  /** Most milliseconds a recording hook may take. */
+  readonly hookDeadlineMs: number;
+  /** The variables the shared loaders (exporter, key files, ledger path) read, frozen. */
+  readonly vars: Readonly<NodeJS.ProcessEnv>;
+}
+
+const PASSED = /^(?:CONTINUITY_|XDG_STATE_HOME$|HOME$)/;
+
+/** Resolves the environment once. `env` is normally `process.env`; nothing else reads it. */
+export function resolveEnv(env: NodeJS.ProcessEnv): ContinuityEnv {
+  const vars: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && PASSED.test(k)) vars[k] = v;
+  const home = env.HOME || process.getBuiltinModule?.('node:os').homedir() || '.';
+  const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
+  const stateBase = join(xdg ?? join(home, '.local', 'state'), 'agent-continuity');
+  const stateRoot = env[ENV.stateDir] ? resolve(env[ENV.stateDir]!) : stateBase;
+  const ledgerExplicit = Boolean(env[ENV.ledger]);
+  const deadline = Number(env[ENV.hookDeadline]);
+  const opt = (name: string) => (env[name] ? { value: env[name]! } : undefined);
+  return Object.freeze({
+    stateRoot,
+    ledgerPath: ledgerExplicit ? resolve(env[ENV.ledger]!) : join(stateBase, 'ledger.jsonl'),
+    ledgerExplicit,
+    ...(opt(ENV.digestKeyFile) && { digestKeyFile: resolve(env[ENV.digestKeyFile]!) }),
+    ...(opt(ENV.chainKeyFile) && { chainKeyFile: resolve(env[ENV.chainKeyFile]!) }),
+    ...(opt(ENV.config) && { configFile: resolve(env[ENV.config]!) }),
+    ...(opt(ENV.taskRecord) && { taskRecord: env[ENV.taskRecord]! }),
+    ...(env[ENV.gateTools] !== undefined && { gateTools: env[ENV.gateTools]! }),
+    ...(env[ENV.gatePolicy] !== undefined && { gatePolicy: env[ENV.gatePolicy]! }),
+    hookDeadlineMs: deadline > 0 ? deadline : DEFAULT_HOOK_DEADLINE_MS,
+    vars: Object.freeze(vars),
+  });
+}
+
+// ── Gate policy ───────────────────────────────────────────────────────────────────────────────
+/** What the gate answers for a tool call. */
+export const GATE_VERDICTS = ['allow', 'ask', 'deny'] as const;
+export type { GateVerdict } from './events.js';
+
+/** State (or `state/reason`) → verdict. */
+export type GatePolicy = Readonly<Record<string, GateVerdict>>;
+
+/**
+ * The default policy follows the five states' actions: `preserved` (continue) and
+ * `approved_change` (continue with audit) pass; `unverified` (re-observe), `dropped` (pause and
+ * restore) and `conflicting` (stop and ask a human) deny until the agent restates its decisions or
+ * a human approves the change. One exception asks instead: when no snapshot was taken before
+ * compaction, no re-observation can ever verify the boundary, so a human confirms each write
+ * until the next boundary is captured properly.
+ */
+export const DEFAULT_GATE_POLICY: GatePolicy = Object.freeze({
+  preserved: 'allow',
+  approved_change: 'allow',
+  unverified: 'deny',
+  dropped: 'deny',
+  conflicting: 'deny',
+  'unverified/pre_snapshot_missing': 'ask',
+});
+
+/** True when `key` is a valid policy key: a state, or `state/reason` with a known reason. */
+export function isPolicyKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  const state = slash === -1 ? key : key.slice(0, slash);
+  if (!(CONTINUITY_STATES as readonly string[]).includes(state)) return false;
+  return slash === -1 || (ALL_REASONS as readonly string[]).includes(key.slice(slash + 1));
+}
+
+/** True when `value` is a gate verdict. */
+export function isGateVerdict(value: unknown): value is GateVerdict {
+  return typeof value === 'string' && (GATE_VERDICTS as readonly string[]).includes(value);
+}
+
+/** The verdict for a boundary in `state` with `reason`: `state/reason`, else `state`, else the default. */
+export function policyVerdict(policy: GatePolicy, state: ContinuityState, reason: string): GateVerdict {
+  return (
+    policy[`${state}/${reason}`] ??
+    policy[state] ??
+    DEFAULT_GATE_POLICY[`${state}/${reason}`] ??
+    DEFAULT_GATE_POLICY[state] ??
+    'deny'
+  );
+}
+
+// ── Configuration ─────────────────────────────────────────────────────────────────────────────
+/** The project-relative directory holding the task record and the configuration. */
+export const PROJECT_STATE_DIR = '.continuity';
+/** Default task record, relative to the project directory. */
+export const DEFAULT_TASK_RECORD = `${PROJECT_STATE_DIR}/task.json`;
+/** Default configuration file, relative to the project directory. */
+export const DEFAULT_CONFIG_FILE = `${PROJECT_STATE_DIR}/config.json`;
+/** Default OTLP/HTTP base endpoint of the hooks: a local `continuity serve`. */
+export const DEFAULT_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+
+/** Write gate settings. */
+export interface GateConfig {
+  /** Tool names the gate checks (`*` for all). Default: the runtime adapter's list. */
+  tools: readonly string[];
+  /** State → verdict overrides; unlisted states use {@link DEFAULT_GATE_POLICY}. Default none. */
+  policy: GatePolicy;
+  /**
+   * Guard the continuity files: deny writes to the ledger, keys and state directory, and ask the
+   * human before the agent writes `.continuity/`. Default true.
+   */
+  protectContinuityFiles: boolean;
+}
+
+/** The configuration file's `export` section as read (unvalidated), and how warnings name it. */
+export interface ExportSection {
+  values: Record<string, unknown>;
+  label: string;
+}
+
+/** The whole adapter configuration, resolved. */
+export interface AdapterConfig {
+  /** The runtime name on every span and ledger record (`claude-code`, `codex-cli`, …). */
+  runtime: string;
+  /** Absolute project directory. */
+  projectDir: string;
+  /** Absolute path of the task record. Default `<project>/.continuity/task.json`. */
+  taskRecordPath: string;
+  gate: GateConfig;
+  /**
+   * The configuration file's `export` section as read (empty without a file), resolved with the
+   * `CONTINUITY_OTLP_*` variables only when something exports (`./export.ts`), so the gate's
+   * fast path never loads the exporter. Default: export on, to {@link DEFAULT_OTLP_ENDPOINT}.
+   */
+  exportFile: ExportSection;
+  /** The environment, resolved once. */
+  env: ContinuityEnv;
+}
+
+/** A resolved configuration and what was wrong with the input (each already replaced by a default). */
+export interface LoadedConfig {
+  config: AdapterConfig;
+  warnings: string[];
+}
+
+function parseList(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function parsePairs(text: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const part of parseList(text)) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out.push([part.slice(0, eq).trim(), part.slice(eq + 1).trim()]);
+  }
+  return out;
+}
+
+function readPolicy(raw: unknown, source: string, warnings: string[]): Record<string, GateVerdict> {
+  const policy: Record<string, GateVerdict> = {};
+  const entries: Array<[string, unknown]> = isRecord(raw)
+    ? Object.entries(raw)
+    : typeof raw === 'string'
+      ? parsePairs(raw)
+      : [];
+  if (raw !== undefined && !isRecord(raw) && typeof raw !== 'string') {
+    warnings.push(`${source}: expected an object of state → allow|ask|deny; using the default policy`);
+  }
+  for (const [key, value] of entries) {
+    if (!isPolicyKey(key)) {
+      warnings.push(`${source}.${key}: unknown state (or state/reason); ignored`);
+    } else if (!isGateVerdict(value)) {
+      warnings.push(`${source}.${key}: expected allow, ask or deny; ignored`);
+    } else {
+      policy[key] = value;
+    }
+  }
+  return policy;
+}
+
+function readTools(raw: unknown, source: string, warnings: string[]): readonly string[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = typeof raw === 'string' ? parseList(raw) : raw;
+  if (
+    Array.isArray(list) &&
+    list.every((t) => typeof t === 'string' && /^[A-Za-z0-9_.*:-]{1,128}$/.test(t))
+  ) {
+    return list as string[];
+  }
+  warnings.push(`${source}: expected a list of tool names; using the default tools`);
+  return undefined;
+}
+
+/** What a runtime adapter tells the loader. */
+export interface ConfigDefaults {
+  runtime: string;
+  /** The tools the runtime's gate checks unless configured otherwise. */
+  gatedTools: readonly string[];
+}
+
+/**
+ * Loads the configuration for `projectDir`: the file named by `CONTINUITY_CONFIG`, else
+ * `<project>/.continuity/config.json` (optional), then the `CONTINUITY_*` overrides.
+ */
+export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: ConfigDefaults): LoadedConfig {
+  const warnings: string[] = [];
+  const file = env.configFile ?? join(projectDir, DEFAULT_CONFIG_FILE);
+  const raw = readJsonFile(file);
+  const fileLabel = env.configFile ? ENV.config : DEFAULT_CONFIG_FILE;
+  let doc: Record<string, unknown> = {};
+  if (raw !== undefined) {
+    if (isRecord(raw)) doc = raw;
+    else warnings.push(`${fileLabel}: expected a JSON object; using defaults`);
+  }
+  const gateRaw = isRecord(doc.gate) ? doc.gate : {};
+  const exportRaw = isRecord(doc.export) ? doc.export : {};
+
+  let taskRecordPath = join(projectDir, DEFAULT_TASK_RECORD);
+  const taskRaw = env.taskRecord ?? doc.taskRecord;
+  if (typeof taskRaw === 'string' && taskRaw.length > 0) taskRecordPath = resolve(projectDir, taskRaw);
+  else if (taskRaw !== undefined)
+    warnings.push(`${fileLabel}.taskRecord: expected a path; using the default`);
+
+  const tools =
+    readTools(env.gateTools, ENV.gateTools, warnings) ??
+    readTools(gateRaw.tools, `${fileLabel}.gate.tools`, warnings) ??
+    defaults.gatedTools;
+  const policy = {
+    ...readPolicy(gateRaw.policy, `${fileLabel}.gate.policy`, warnings),
+    ...(env.gatePolicy !== undefined ? readPolicy(env.gatePolicy, ENV.gatePolicy, warnings) : {}),
+  };
+  let protectContinuityFiles = true;
+  if (typeof gateRaw.protectContinuityFiles === 'boolean') {
+    protectContinuityFiles = gateRaw.protectContinuityFiles;
+  } else if (gateRaw.protectContinuityFiles !== undefined) {
+    warnings.push(`${fileLabel}.gate.protectContinuityFiles: expected true or false; using true`);
+  }
+
+  return {
+    config: {
+      runtime: defaults.runtime,
+      projectDir,
+      taskRecordPath,
+      gate: { tools, policy, protectContinuityFiles },
+      exportFile: { values: exportRaw, label: `${fileLabel}.export` },
+      env,
+    },
+    warnings,
+  };
+}

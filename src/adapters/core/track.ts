@@ -1,0 +1,111 @@
+/**
+ * The boundary assembly made durable: one step of the pure assembly (./boundary.ts) applied to a
+ * session's gate cache under the session's lock, so parallel hooks (the hooks of one event run in
+ * parallel; a subagent's tool call can race the main thread's compaction) never lose each
+ * other's update. Recording paths only; the gate's fast path reads the cache without the lock.
+ */
+import { BOUNDARY_REASONS } from '../../classify/states.js';
+import { LedgerLock } from '../../ledger/lock.js';
+import { type Assembly, type AssemblyInput, assemble, emptyTrack, type TrackedBoundary } from './boundary.js';
+import {
+  ensureDir,
+  type GateBoundary,
+  type GateState,
+  type PreCapture,
+  readGateState,
+  type StateDir,
+  sessionDir,
+  sessionLockFile,
+  writeGateState,
+} from './state.js';
+
+/** Most milliseconds a hook waits for a session's lock. */
+const SESSION_LOCK_TIMEOUT_MS = 3000;
+/** A session lock older than this belongs to a hook that died holding it. */
+const SESSION_LOCK_STALE_MS = 10_000;
+
+/** Runs `fn` holding the session's lock (released in all cases). */
+export async function withSessionLock<T>(
+  state: StateDir,
+  sessionId: string,
+  fn: () => T | Promise<T>,
+): Promise<T> {
+  ensureDir(sessionDir(state, sessionId));
+  const lock = await LedgerLock.acquire(sessionLockFile(state, sessionId), {
+    timeoutMs: SESSION_LOCK_TIMEOUT_MS,
+    staleMs: SESSION_LOCK_STALE_MS,
+  });
+  try {
+    return await fn();
+  } finally {
+    lock.release();
+  }
+}
+
+/** What the gate caches for a boundary the assembly just opened, before any restatement. */
+export function openedGateBoundary(b: TrackedBoundary<PreCapture>, fallbackNames: string[]): GateBoundary {
+  const capture = b.pre?.capture;
+  const names = capture?.ok ? Object.keys(capture.decisions) : (capture?.names ?? fallbackNames);
+  const missing = !b.pre ? 'pre_hook_missing' : capture && !capture.ok ? capture.reason : undefined;
+  return {
+    id: b.boundaryId,
+    state: 'unverified',
+    reason: missing ? BOUNDARY_REASONS.preSnapshotMissing : BOUNDARY_REASONS.postObservationMissing,
+    primaryDecision: null,
+    decisionNames: names,
+    compactedAt: b.compactedAt,
+    ...(missing ? { evidenceMissing: missing } : {}),
+  };
+}
+
+/** One durable assembly step: the new cache and what the step did. */
+export interface TrackStep {
+  assembly: Assembly<PreCapture>;
+  state: GateState;
+}
+
+/**
+ * Applies one assembly step to the session's cache under its lock. A boundary that the step
+ * opens (confirmed or pre-missing) replaces the gate's boundary at once, before anything is
+ * written to the ledger: if everything after this fails, writes still wait.
+ */
+export async function trackStep(
+  state: StateDir,
+  sessionId: string,
+  input: AssemblyInput<PreCapture>,
+  now: string,
+  fallbackNames: () => string[],
+): Promise<TrackStep> {
+  return withSessionLock(state, sessionId, () => {
+    const cached = readGateState(state, sessionId);
+    const assembly = assemble(cached?.track ?? emptyTrack<PreCapture>(), input);
+    const o = assembly.outcome;
+    let boundary = cached?.boundary ?? null;
+    if (o.kind === 'confirmed' || o.kind === 'opened_pre_missing') {
+      boundary = openedGateBoundary(assembly.track.current!, fallbackNames());
+    }
+    return { assembly, state: writeGateState(state, sessionId, boundary, now, assembly.track) };
+  });
+}
+
+/** Marks the cached boundary's pre snapshot missing for `reason` (the ledger refused it), under the lock. */
+export async function markPreMissing(
+  state: StateDir,
+  sessionId: string,
+  boundaryId: string,
+  reason: string,
+  now: string,
+): Promise<void> {
+  await withSessionLock(state, sessionId, () => {
+    const cached = readGateState(state, sessionId);
+    const b = cached?.boundary;
+    if (!b || b.id !== boundaryId) return;
+    writeGateState(
+      state,
+      sessionId,
+      { ...b, state: 'unverified', reason: BOUNDARY_REASONS.preSnapshotMissing, evidenceMissing: reason },
+      now,
+      cached?.track,
+    );
+  });
+}
