@@ -16,6 +16,7 @@ import { SPAN_ACTIVITY } from '../../otel/semconv.js';
 import type { AssemblyInput } from '../core/boundary.js';
 import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '../core/capture.js';
 import type { AdapterConfig } from '../core/config.js';
+import type { CompactedEvent, PreEvent } from '../core/events.js';
 import { ledgerRederive, openEvidence, taskRecordNames } from '../core/evidence.js';
 import { exportAdapterSpans } from '../core/export.js';
 import type { Rederive } from '../core/gate.js';
@@ -31,18 +32,9 @@ import {
 } from '../core/state.js';
 import { trackStep, withSessionLock } from '../core/track.js';
 import { type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
+import { boundaryEventOf, SIGNALS } from './events.js';
 import type { HookRun } from './hook.js';
 import { compactBoundaryTokens, lastReplyTokens } from './transcript.js';
-
-/**
- * Claude Code's post-compaction signals, as the core's assembly names them. InstructionsLoaded
- * fires once per instruction file, so it is `repeatable`.
- */
-export const SIGNALS = {
-  sessionStart: 'session_start_compact',
-  postCompact: 'post_compact',
-  instructionsLoaded: 'instructions_loaded_compact',
-} as const;
 
 /** A new boundary id: lower-case, time-ordered, opaque. */
 export function newBoundaryId(): string {
@@ -82,11 +74,11 @@ export async function handle(run: HookRun, activity: ActivityState | undefined):
     case 'PreCompact':
       return onPreCompact(run);
     case 'PostCompact':
-      return onCompacted(run, SIGNALS.postCompact);
+      return onCompacted(run);
     case 'SessionStart':
-      return p.source === 'compact' ? onCompacted(run, SIGNALS.sessionStart) : onResumed(run);
+      return p.source === 'compact' ? onCompacted(run) : onResumed(run);
     case 'InstructionsLoaded':
-      if (p.loadReason === 'compact') await onCompacted(run, SIGNALS.instructionsLoaded);
+      if (p.loadReason === 'compact') await onCompacted(run);
       // InstructionsLoaded has no JSON output: Claude Code logs any as a failed hook.
       return '';
     default:
@@ -110,13 +102,9 @@ async function onPreCompact(run: HookRun): Promise<string> {
   writeProjectSession(state, config.projectDir, p.sessionId, now);
   const tokensBefore = run.local.transcriptPath ? lastReplyTokens(run.local.transcriptPath) : undefined;
   const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
+  const event = boundaryEventOf(p, now) as PreEvent;
   const input: AssemblyInput<PreCapture> = {
-    event: {
-      type: 'pre',
-      at: now,
-      ...(p.trigger ? { trigger: p.trigger } : {}),
-      ...(tokensBefore !== undefined ? { tokensBefore } : {}),
-    },
+    event: { ...event, ...(tokensBefore !== undefined ? { tokensBefore } : {}) },
     boundaryId: newBoundaryId(),
     capture,
   };
@@ -136,28 +124,16 @@ async function onPreCompact(run: HookRun): Promise<string> {
  * records it in the ledger and exports the pre span; SessionStart(compact) also asks the agent to
  * restate its decisions, once per boundary.
  */
-async function onCompacted(run: HookRun, signal: string): Promise<string> {
+async function onCompacted(run: HookRun): Promise<string> {
   const { payload: p, config, env } = run;
   const warn = prefixed(run);
   const now = systemNow();
   const state = claudeCodeState(env);
   writeProjectSession(state, config.projectDir, p.sessionId, now);
   const label = taskRecordLabel(config);
-  const step = await trackStep(
-    state,
-    p.sessionId,
-    {
-      event: {
-        type: 'compacted',
-        at: now,
-        signal,
-        ...(signal === SIGNALS.instructionsLoaded ? { repeatable: true } : {}),
-        ...(p.trigger ? { trigger: p.trigger } : {}),
-      },
-      boundaryId: newBoundaryId(),
-    },
-    now,
-    () => taskRecordNames(config, label),
+  const event = boundaryEventOf(p, now) as CompactedEvent;
+  const step = await trackStep(state, p.sessionId, { event, boundaryId: newBoundaryId() }, now, () =>
+    taskRecordNames(config, label),
   );
   const o = step.assembly.outcome;
   const current = step.assembly.track.current;
@@ -167,7 +143,7 @@ async function onCompacted(run: HookRun, signal: string): Promise<string> {
     }
     await recordOpenedBoundary(config, state, p.sessionId, current, warn);
   }
-  if (signal !== SIGNALS.sessionStart) return '';
+  if (event.signal !== SIGNALS.sessionStart) return '';
   const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
   if (!b || !createMarker(markerFile(state, p.sessionId, b.id, 'injected'))) return '';
   return `${JSON.stringify({
