@@ -155,7 +155,11 @@ export async function compact(
   extra: Record<string, unknown> = {},
 ): Promise<{ pre: Run; start: Run; post: Run }> {
   const pre = await hook(world, sessionId, 'PreCompact', { trigger, custom_instructions: null, ...extra });
-  const start = await hook(world, sessionId, 'SessionStart', { source: 'compact', model: 'claude-opus-5-5', ...extra });
+  const start = await hook(world, sessionId, 'SessionStart', {
+    source: 'compact',
+    model: 'claude-opus-5-5',
+    ...extra,
+  });
   const post = await hook(world, sessionId, 'PostCompact', { trigger, compact_summary: 'S', ...extra });
   return { pre, start, post };
 }

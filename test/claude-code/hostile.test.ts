@@ -318,7 +318,9 @@ describe('PreCompact never blocks compaction', () => {
         approval_boundary: { ...DECISIONS.approval_boundary, sensitive: true },
       });
       await compact(world, 'no-key');
-      expect(ledgerRecords(world).find((x) => x.type === 'evidence_missing')?.reason).toBe('digest_key_missing');
+      expect(ledgerRecords(world).find((x) => x.type === 'evidence_missing')?.reason).toBe(
+        'digest_key_missing',
+      );
 
       const keyFile = join(world.root, 'digest.key');
       writeFileSync(keyFile, 'ab'.repeat(32), { mode: 0o600 });
