@@ -150,7 +150,9 @@ describe('boundary assembly', () => {
       { signal: 'instructions_loaded_compact', repeatable: true },
     ];
     function subsets<T>(xs: T[]): T[][] {
-      return xs.reduce<T[][]>((acc, x) => [...acc, ...acc.map((s) => [...s, x])], [[]]);
+      let acc: T[][] = [[]];
+      for (const x of xs) acc = acc.concat(acc.map((s) => [...s, x]));
+      return acc;
     }
     function permutations<T>(xs: T[]): T[][] {
       if (xs.length <= 1) return [xs];

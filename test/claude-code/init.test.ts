@@ -1,0 +1,159 @@
+/**
+ * `continuity init claude-code` as a user runs it from a fresh clone: the hook command that works
+ * without `continuity` on PATH, `--command` rewriting only our hooks, `--remove` taking out
+ * exactly what init added, `.continuity/` in `.gitignore`, and the permission rules that keep the
+ * agent's tools out of the evidence.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { gitignoreWith } from '../../src/adapters/claude-code/init.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { BIN, makeWorld, payload, runCli, type World } from './harness.js';
+
+const CLOSED = 'http://127.0.0.1:9';
+
+interface Hook {
+  command: string;
+}
+interface Settings {
+  hooks?: Record<string, Array<{ matcher?: string; hooks: Hook[] }>>;
+  permissions: { deny: string[] };
+  sandbox: { enabled?: boolean; filesystem: { denyWrite: string[] } };
+}
+
+function settingsOf(world: World): Settings {
+  return JSON.parse(readFileSync(join(world.project, '.claude', 'settings.json'), 'utf8')) as Settings;
+}
+
+function ourCommands(settings: Settings): string[] {
+  return Object.values(settings.hooks ?? {})
+    .flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)))
+    .filter((c) => /hook claude-code/.test(c));
+}
+
+async function init(world: World, ...args: string[]) {
+  const r = await runCli(['init', 'claude-code', ...args], { env: world.shellEnv, cwd: world.project });
+  expect(r.status, r.stderr).toBe(EXIT.ok);
+  return r;
+}
+
+describe('continuity init claude-code', () => {
+  it('writes hooks that run from this checkout when `continuity` is not on PATH, and they work as written', async () => {
+    const world = makeWorld(CLOSED, { PATH: '/usr/bin:/bin' });
+    try {
+      const r = await init(world);
+      expect(r.stdout).toContain('`continuity` is not on PATH');
+      const commands = ourCommands(settingsOf(world));
+      expect(new Set(commands)).toEqual(new Set([`node ${BIN} hook claude-code`]));
+      // Run the exact command line through a shell, as Claude Code does.
+      const sh = spawnSync('/bin/sh', ['-c', commands[0]!], {
+        input: payload(world, 'fresh-clone-1', 'PreToolUse', {
+          tool_name: 'Write',
+          tool_input: { file_path: 'a.ts', content: 'x' },
+        }),
+        env: { ...world.env, PATH: `${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` },
+        cwd: world.project,
+        encoding: 'utf8',
+      });
+      expect(sh.status, sh.stderr).toBe(0);
+      expect(sh.stdout).toBe(''); // no compaction yet: no objection
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it('--command rewrites the command of our hooks only, once', async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      mkdirSync(join(world.project, '.claude'));
+      const theirs = { type: 'command', command: './their-guard.sh', timeout: 3 };
+      writeFileSync(
+        join(world.project, '.claude', 'settings.json'),
+        JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [theirs] }] } }),
+      );
+      await init(world, '--command', 'continuity');
+      expect(new Set(ourCommands(settingsOf(world)))).toEqual(new Set(['continuity hook claude-code']));
+      const r = await init(world, '--command', 'node /opt/ac/bin/continuity.js');
+      expect(r.stdout).toContain(
+        'hook command rewritten to "node /opt/ac/bin/continuity.js hook claude-code"',
+      );
+      const s = settingsOf(world);
+      expect(new Set(ourCommands(s))).toEqual(new Set(['node /opt/ac/bin/continuity.js hook claude-code']));
+      expect(s.hooks?.PreToolUse?.[0]).toEqual({ matcher: 'Bash', hooks: [theirs] });
+      const again = await init(world, '--command', 'node /opt/ac/bin/continuity.js');
+      expect(again.stdout).toContain('.claude/settings.json: unchanged');
+      // Without --command, existing hooks are left as they are.
+      const plain = await init(world);
+      expect(plain.stdout).toContain('.claude/settings.json: unchanged');
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it('adds permission rules keeping the agent out of the ledger, state and keys; --remove takes out exactly what it added', async () => {
+    const world = makeWorld(CLOSED, { CONTINUITY_DIGEST_KEY_FILE: '/keys/continuity-digest.key' });
+    try {
+      mkdirSync(join(world.project, '.claude'));
+      const mine = {
+        model: 'opus',
+        permissions: { allow: ['Bash(npm test)'], deny: ['Read(./secrets/**)'] },
+        sandbox: { enabled: false, filesystem: { denyWrite: ['/etc'] } },
+        hooks: {
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: './guard.sh' }] }],
+          Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
+        },
+      };
+      const path = join(world.project, '.claude', 'settings.json');
+      writeFileSync(path, JSON.stringify(mine));
+      await init(world);
+      const s = settingsOf(world);
+      for (const tool of ['Read', 'Edit', 'Write']) {
+        expect(s.permissions.deny).toContain(`${tool}(/${world.state}/**)`);
+        expect(s.permissions.deny).toContain(`${tool}(//keys/continuity-digest.key)`);
+      }
+      expect(s.permissions.deny[0]).toBe('Read(./secrets/**)');
+      expect(s.sandbox.filesystem.denyWrite).toEqual(['/etc', world.state, '/keys/continuity-digest.key']);
+      expect(s.sandbox.enabled).toBe(false);
+
+      const r = await init(world, '--remove');
+      expect(r.stdout).toContain('removed continuity hooks from');
+      expect(settingsOf(world)).toEqual(mine);
+      const again = await init(world, '--remove');
+      expect(again.stdout).toContain('no continuity hooks or rules; unchanged');
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it('puts .continuity/ into .gitignore once (the task record holds raw values)', async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      writeFileSync(join(world.project, '.gitignore'), 'node_modules');
+      const first = await init(world);
+      expect(first.stdout).toContain('.gitignore: added .continuity/');
+      const text = readFileSync(join(world.project, '.gitignore'), 'utf8');
+      expect(text.startsWith('node_modules\n')).toBe(true);
+      expect(text.split('\n').filter((l) => l === '.continuity/')).toHaveLength(1);
+      const second = await init(world);
+      expect(second.stdout).toContain('.gitignore: already ignores .continuity/');
+      expect(readFileSync(join(world.project, '.gitignore'), 'utf8')).toBe(text);
+      expect(existsSync(join(world.project, '.continuity', 'task.json'))).toBe(true);
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it.each([
+    [undefined, true],
+    ['', true],
+    ['dist\n', true],
+    ['/.continuity\n', false],
+    ['.continuity\r\nx\r\n', false],
+  ])('gitignoreWith(%j) adds the line: %s', (text, adds) => {
+    const out = gitignoreWith(text);
+    expect(out !== undefined).toBe(adds);
+    if (out !== undefined) expect(out.endsWith('.continuity/\n')).toBe(true);
+  });
+});
