@@ -42,12 +42,14 @@ step "session starts; a write before any compaction"
 event SessionStart ',"source":"startup"'
 tool Write '{"file_path":"services/ledger/reconcile.ts","content":"…"}'
 
-step "compaction: PreCompact snapshots the task record (digests into the ledger), PostCompact records the boundary"
-event PreCompact ',"trigger":"auto","custom_instructions":""'
-event PostCompact ',"trigger":"auto","compact_summary":"(never stored)"'
+step "compaction, in Claude Code 2.1.328's order: PreCompact digests the task record (pending) and asks the summarizer to keep the decisions"
+event PreCompact ',"trigger":"auto","custom_instructions":null' | sed 's/^/    | /'
 
-step "SessionStart(compact) asks the agent to restate its decisions"
-event SessionStart ',"source":"compact"' | node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>console.log(JSON.parse(s).hookSpecificOutput.additionalContext.split("\n").map(l=>`    | ${l}`).join("\n")))'
+step "SessionStart(compact) confirms the compaction (ledger, pre span) and asks the agent to restate its decisions"
+event SessionStart ',"source":"compact","model":"claude-opus-5-5"' | node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>console.log(JSON.parse(s).hookSpecificOutput.additionalContext.split("\n").map(l=>`    | ${l}`).join("\n")))'
+
+step "PostCompact joins the same boundary"
+event PostCompact ',"trigger":"auto","compact_summary":"(never stored)"'
 
 step "the first write after compaction waits for the restatement"
 tool Write '{"file_path":"services/billing/invoice.ts","content":"…"}'

@@ -272,8 +272,10 @@ describe('Claude Code session replays', () => {
         expect(obs.status, obs.stderr).toBe(0);
         expect(obs.stdout).toContain('conflicting (unapproved_change)');
         expect(obs.stdout).toContain('"scope" changed after compaction without a human approval');
-        expect(obs.stdout).toContain(
-          `continuity approve --session ${sessionId} --decision scope --from-digest sha256:`,
+        expect(obs.stdout).toMatch(
+          new RegExp(
+            `(?:continuity|node \\S+/bin/continuity\\.js) approve --session ${sessionId} --decision scope --from-digest sha256:`,
+          ),
         );
 
         const denied = await gate(world, sessionId, 'Edit', {

@@ -61,10 +61,14 @@ export function observeCommand(
 }
 
 /** The command a human runs, in their own terminal, to approve a changed decision. */
-export function approveCommand(sessionId: string, change: NonNullable<BoundaryView['change']>): string {
-  // Printed for the human's own terminal, where `continuity` is what the README installs.
+export function approveCommand(
+  sessionId: string,
+  change: NonNullable<BoundaryView['change']>,
+  voice: Voice = DEFAULT_VOICE,
+): string {
+  // Printed for the human's own terminal; the launcher is the one this installation uses.
   return (
-    `continuity approve --session ${sessionId} --decision ${change.decision} ` +
+    `${voice.launcher} approve --session ${sessionId} --decision ${change.decision} ` +
     `--from-digest ${change.fromDigest} --to-digest ${change.toDigest} --ref <ticket-or-note-id> --by <your-id>`
   );
 }
@@ -133,7 +137,7 @@ export function nextAction(view: BoundaryView, voice: Voice = DEFAULT_VOICE): st
         `If your restatement was a mistake, restate the original value with continuity observe.`,
         `If the change is intended, only a human can approve it, in their own terminal (never through your Bash tool):`,
       ];
-      if (view.change) lines.push('', `  ${approveCommand(view.sessionId, view.change)}`, '');
+      if (view.change) lines.push('', `  ${approveCommand(view.sessionId, view.change, voice)}`, '');
       lines.push(`Writes stay blocked until the change is approved or the original value is restated.`);
       return lines.join('\n');
     }
