@@ -7,8 +7,11 @@
 //    (the case for nearly every tool call): stdin, config, one small cache file, no output.
 // 2. gate, blocking path: the cache says the boundary is unresolved, so the gate re-reads the
 //    ledger (lean reader) and the classifier before it denies (rare: right after compaction).
-// 3. PreCompact: read and digest the task record, append the pre snapshot (lock, fsync), export
-//    the span (here to a closed port: the request is spooled, a 0600 file with fsync).
+// 3. PreCompact: read and digest the task record (approvals from the ledger's lean reader), keep
+//    the pending capture in the session's cache (lock, atomic write), print the summarizer line.
+// 4. SessionStart(compact), the confirmation: append the pre snapshot and the boundary record
+//    (lock, fsync), export the pre span (here to a closed port: the request is spooled, a 0600
+//    file with fsync), print the restatement request.
 //
 // Run: npm run bench (builds first), or node bench/run.js gate after `npm run build`.
 import { spawnSync } from 'node:child_process';
@@ -75,20 +78,30 @@ const hook = [BIN, 'hook', 'claude-code'];
 // Sessions: one that never compacted (cached), one that compacted and was not re-observed.
 timeSpawn(hook, payload('bench-fast', 'SessionStart', { source: 'startup' }));
 timeSpawn(hook, payload('bench-blocked', 'PreCompact', { trigger: 'auto' }));
+timeSpawn(hook, payload('bench-blocked', 'SessionStart', { source: 'compact' }));
 const check = timeSpawn(hook, payload('bench-blocked', 'PreToolUse', write));
 if (!check.stdout.includes('"deny"')) throw new Error('bench setup: the blocked session was not denied');
 if (timeSpawn(hook, payload('bench-fast', 'PreToolUse', write)).stdout !== '')
   throw new Error('bench setup: fast path denied');
 
 let preCount = 0;
+let confirmCount = 0;
 /** @type {Array<[string, () => number]>} */
 const variants = [
   ['node -e 0 (baseline)', () => timeSpawn(['-e', '0'], payload('x', 'PreToolUse', write)).ns],
   ['gate, fast path (allow)', () => timeSpawn(hook, payload('bench-fast', 'PreToolUse', write)).ns],
   ['gate, blocking path (deny)', () => timeSpawn(hook, payload('bench-blocked', 'PreToolUse', write)).ns],
   [
-    'PreCompact (snapshot + ledger + spool)',
+    'PreCompact (digests + pending capture)',
     () => timeSpawn(hook, payload(`bench-pre-${preCount++}`, 'PreCompact', { trigger: 'auto' })).ns,
+  ],
+  [
+    'SessionStart(compact) (ledger + spool)',
+    () => {
+      const session = `bench-confirm-${confirmCount++}`;
+      timeSpawn(hook, payload(session, 'PreCompact', { trigger: 'auto' }));
+      return timeSpawn(hook, payload(session, 'SessionStart', { source: 'compact' })).ns;
+    },
   ],
 ];
 
