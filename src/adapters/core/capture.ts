@@ -22,7 +22,7 @@ import type { Approval, DecisionMap } from '../../decision/model.js';
 import { NORMALIZER_VERSION } from '../../decision/model.js';
 import { compareCriticality } from '../../decision/names.js';
 import { loadDigestKey } from '../../digest/key-file.js';
-import { boundarySpanIds, type ExportSpan, nowNs, timeNs } from '../../export/spans.js';
+import { boundarySpanIds, type ExportSpan, timeNs } from '../../export/spans.js';
 import { evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
 import { EVIDENCE_MISSING_REASONS, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
 import type { TrackedBoundary } from './boundary.js';
@@ -197,8 +197,9 @@ export async function recordOpenedBoundary(
   const span: ExportSpan = {
     name: SPAN_COMPACTION_PRE,
     ids: boundarySpanIds(sessionId, b.boundaryId, 'pre'),
+    // The capture instant: the span stands for the pre capture, recorded now that it counts.
     startNs: start,
-    endNs: start > nowNs() ? start : start + 1_000_000n,
+    endNs: start,
     attributes:
       capture?.ok && reason === undefined
         ? snapshotAttributes(
