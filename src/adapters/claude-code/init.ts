@@ -357,19 +357,31 @@ export function runInit(options: InitOptions): string[] {
   const settingsPath = join(project, settingsRel);
   const { doc, mode } = readSettings(settingsPath, settingsRel);
   return options.remove
-    ? remove(project, settingsRel, settingsPath, doc, mode, env)
-    : install(options, project, settingsRel, settingsPath, doc, mode, env);
+    ? remove({ project, settingsRel, settingsPath, doc, mode, env })
+    : install(options, { project, settingsRel, settingsPath, doc, mode, env });
 }
 
-function install(
-  options: InitOptions,
-  project: string,
-  settingsRel: string,
-  settingsPath: string,
-  doc: unknown,
-  mode: number,
-  env: ClaudeCodeEnv,
-): string[] {
+/** The project and settings file init works on, read once. */
+interface Target {
+  project: string;
+  settingsRel: string;
+  settingsPath: string;
+  /** The settings document as read (`{}` when there is no file). */
+  doc: unknown;
+  /** The settings file's mode, kept when it is rewritten. */
+  mode: number;
+  env: ClaudeCodeEnv;
+}
+
+function unionRules(a: ProtectionRules, b: ProtectionRules): ProtectionRules {
+  return {
+    deny: [...new Set([...a.deny, ...b.deny])],
+    denyWrite: [...new Set([...a.denyWrite, ...b.denyWrite])],
+  };
+}
+
+function install(options: InitOptions, t: Target): string[] {
+  const { project, settingsRel, settingsPath, doc, mode, env } = t;
   const out: string[] = [];
   const explicit = options.command?.trim();
   const onPathNow = onPath('continuity', env.path);
@@ -408,10 +420,7 @@ function install(
 
   // What init added, so --remove takes out exactly that even if the environment changes later.
   const before = installedRules(project);
-  const union = {
-    deny: [...new Set([...before.deny, ...rules.deny])],
-    denyWrite: [...new Set([...before.denyWrite, ...rules.denyWrite])],
-  };
+  const union = unionRules(before, rules);
   ensureDir(join(project, PROJECT_STATE_DIR));
   if (JSON.stringify(union) !== JSON.stringify(before)) {
     writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(union, null, 2)}\n`);
@@ -448,22 +457,11 @@ function install(
   return out;
 }
 
-function remove(
-  project: string,
-  settingsRel: string,
-  settingsPath: string,
-  doc: unknown,
-  mode: number,
-  env: ClaudeCodeEnv,
-): string[] {
+function remove(t: Target): string[] {
+  const { project, settingsRel, settingsPath, doc, mode, env } = t;
   const out: string[] = [];
   const hooks = removeHookSettings(doc, settingsRel);
-  const recorded = installedRules(project);
-  const now = protectionRules(env);
-  const rules = {
-    deny: [...new Set([...recorded.deny, ...now.deny])],
-    denyWrite: [...new Set([...recorded.denyWrite, ...now.denyWrite])],
-  };
+  const rules = unionRules(installedRules(project), protectionRules(env));
   const cleaned = removeProtection(hooks.settings, rules);
   if (hooks.removed.length > 0 || cleaned.removed > 0) {
     writeSettings(settingsPath, cleaned.settings, mode);
