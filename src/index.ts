@@ -225,8 +225,8 @@ export type {
 export { DEFAULT_POST_WINDOWS_MS } from './correlate/types.js';
 
 // → correlated state on spans: the span processor (writes the state on post spans, records the metrics)
-export { ContinuityProcessor, PROCESSOR_DEFAULTS } from './otel/processor.js';
-export type { ContinuityProcessorOptions } from './otel/processor-types.js';
+export { ContinuityProcessor, MIN_SDK_WITH_ON_ENDING, PROCESSOR_DEFAULTS } from './otel/processor.js';
+export type { ContinuityProcessorOptions, EndedSpan, EndingSpan } from './otel/processor-types.js';
 
 // → metric: the continuity metrics (shared by the processor and `continuity serve`)
 export type { ContinuityMetricsOptions, ContinuityMetricsSource } from './otel/metrics.js';

@@ -50,6 +50,7 @@ import {
   formatNs,
   snapshotAttributes,
 } from './attributes.js';
+import { recallEndedState } from './ended-state.js';
 import {
   ATTR_CONTINUITY_STATE,
   ATTR_EVIDENCE_MISSING,
@@ -662,11 +663,14 @@ class ContinuityExtension implements Continuity {
   }
 }
 
-/** The state a ContinuityProcessor wrote on an ended SDK span, if any (duck-typed: API spans have none). */
+/**
+ * The state a ContinuityProcessor wrote on an ended SDK span (duck-typed: API spans have none),
+ * else the one it resolved for the span after it ended (SDKs without `onEnding`), if any.
+ */
 function readState(span: Span): ContinuityState | undefined {
   const attrs = (span as unknown as { attributes?: Record<string, AttributeValue | undefined> }).attributes;
   const state = attrs?.[ATTR_CONTINUITY_STATE];
   return typeof state === 'string' && (CONTINUITY_STATES as readonly string[]).includes(state)
     ? (state as ContinuityState)
-    : undefined;
+    : recallEndedState(span);
 }

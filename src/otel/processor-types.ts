@@ -1,7 +1,19 @@
 /**
- * Options of the {@link ContinuityProcessor}. (The SDK extension's options live in `types.ts`.)
+ * Options of the {@link ContinuityProcessor}, and the span shapes it reads. (The SDK extension's
+ * options live in `types.ts`.)
+ *
+ * The span shapes are structural subsets of the SDK's `Span` and `ReadableSpan`, built from
+ * `@opentelemetry/api` types only: the processor works with sdk-trace-base 2.x and sdk-trace 3.x
+ * (whose classes are identical in what is used here), and neither is needed to use its types.
  */
-import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
+import type {
+  Attributes,
+  HrTime,
+  Link,
+  MeterProvider,
+  SpanContext,
+  TracerProvider,
+} from '@opentelemetry/api';
 import type { CorrelatorOptions, Resolution } from '../correlate/types.js';
 
 /** Options of the {@link ContinuityProcessor}. Bad values are clamped with `diag.warn`, never thrown. */
@@ -33,9 +45,23 @@ export interface ContinuityProcessorOptions extends CorrelatorOptions {
   maxNeedsHumanSeries?: number;
   /**
    * Called with every resolved boundary after the span attributes and metrics are written (for a
-   * ledger, a log, a gate). Errors it throws go to the global error handler.
+   * ledger, a log, a gate). Errors it throws go to `diag.error`.
    */
   onResolution?: (resolution: Resolution) => void;
   /** The clock in milliseconds since the epoch. Default `Date.now`. Meant for tests. */
   clock?: () => number;
+}
+
+/** What the processor reads from an ended span (the SDK's `ReadableSpan` has these and more). */
+export interface EndedSpan {
+  readonly name: string;
+  readonly attributes: Attributes;
+  readonly startTime: HrTime;
+  spanContext(): SpanContext;
+}
+
+/** What the processor reads and writes on a span that is ending (the SDK's `Span` has these). */
+export interface EndingSpan extends EndedSpan {
+  setAttributes(attributes: Attributes): unknown;
+  addLink(link: Link): unknown;
 }

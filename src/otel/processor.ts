@@ -16,8 +16,6 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import { globalErrorHandler } from '@opentelemetry/core';
-import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Correlator } from '../correlate/correlator.js';
 import type { Resolution } from '../correlate/types.js';
 import {
@@ -27,12 +25,24 @@ import {
   readCompactionSpan,
   type SpanRef,
 } from './attributes.js';
+import { rememberEndedState } from './ended-state.js';
 import { ContinuityMetrics } from './metrics.js';
-import type { ContinuityProcessorOptions } from './processor-types.js';
+import type { ContinuityProcessorOptions, EndedSpan, EndingSpan } from './processor-types.js';
 import { INSTRUMENTATION_SCOPE, SPAN_CONTINUITY_CHECK } from './semconv.js';
 
 /** Defaults of {@link ContinuityProcessorOptions} that differ from the correlator's. */
 export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkIntervalMs: 1_000 });
+
+/** The oldest SDK releases that call `SpanProcessor.onEnding`, where the post span is still writable. */
+export const MIN_SDK_WITH_ON_ENDING = Object.freeze({
+  sdkTraceBase: '2.3.0',
+  sdkNode: '0.209.0',
+});
+
+/** Errors never reach the agent: they go to the diagnostic logger (what the SDK's default handler does). */
+function report(err: unknown): void {
+  diag.error('ContinuityProcessor: unexpected error', err);
+}
 
 /**
  * Correlates `continuity.compaction.pre` / `continuity.compaction.post` / `continuity.approval` /
@@ -48,17 +58,23 @@ export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkInterv
  *   `continuity.check` span: a child of the pre span's context (so it sits in the same
  *   trace), linked to the pre and post spans, carrying the same attributes. It is created through
  *   the tracer provider and goes through its span processors like any span.
- * - Ordinary spans cost one string check in `onEnding`; `onStart` and `onEnd` do nothing.
- *   Requires an SDK that calls `onEnding` (sdk-trace-base >= 2.3).
+ * - Ordinary spans cost one string check in `onEnding`; `onStart` does nothing, `onEnd` one
+ *   boolean check.
+ * - An SDK that never calls `onEnding` (sdk-trace-base < 2.3, sdk-node < 0.209) gets one
+ *   `diag.warn` naming the minimum version, and a fallback: compaction spans are correlated in
+ *   `onEnd`, and the state goes on a `continuity.check` span (the post span is read-only there).
  *
  * Register it BEFORE the batch processor: `shutdown()` and `forceFlush()` emit check spans for
  * what they resolve, and the batch processor must still accept them.
  *
  * Never put a raw decision value, an HMAC key, a prompt or a transcript into a span attribute:
  * this processor reads and writes digests and identifiers only, and it never throws into the
- * agent (errors go to `globalErrorHandler` / `diag`).
+ * agent (errors go to `diag.error`).
+ *
+ * It needs nothing but `@opentelemetry/api` at run time, and its types are structural: it fits
+ * the `SpanProcessor` of sdk-trace-base 2.x and of sdk-trace 3.x alike.
  */
-export class ContinuityProcessor implements SpanProcessor {
+export class ContinuityProcessor {
   private readonly _correlator: Correlator;
   private readonly _metrics: ContinuityMetrics;
   private readonly _clock: () => number;
@@ -69,6 +85,9 @@ export class ContinuityProcessor implements SpanProcessor {
   private _timer: ReturnType<typeof setInterval> | undefined;
   private _shutdown: Promise<void> | undefined;
   private _warnedUnrecorded = false;
+  /** Set by the first `onEnding` call: the SDK is new enough, `onEnd` has nothing to do. */
+  private _sdkCallsOnEnding = false;
+  private _warnedNoOnEnding = false;
 
   /** Builds the processor; nothing is looked up from the global API until it is needed. */
   constructor(options: ContinuityProcessorOptions = {}) {
@@ -114,30 +133,48 @@ export class ContinuityProcessor implements SpanProcessor {
   }
 
   /** Nothing: compaction attributes are often set after start, so they are read at the end. */
-  onStart(_span: Span, _parentContext: Context): void {}
+  onStart(_span: EndingSpan, _parentContext: Context): void {}
 
   /** Reads compaction spans and writes the result onto a post span while it is still writable. */
-  onEnding(span: Span): void {
-    // The hot path for every ordinary span: one string check, nothing else.
+  onEnding(span: EndingSpan): void {
+    // The hot path for every ordinary span: one store and one string check, nothing else.
+    this._sdkCallsOnEnding = true;
     if (!isCompactionSpanName(span.name) || this._shutdown) return;
     try {
-      this._observe(span);
+      this._observe(span, span);
     } catch (err) {
-      globalErrorHandler(err as Error);
+      report(err);
     }
   }
 
-  /** Nothing: everything happened in `onEnding` (sdk-trace-base >= 2.3 calls it before this). */
-  onEnd(_span: ReadableSpan): void {}
+  /**
+   * Nothing on an SDK that calls `onEnding` (it always does so before `onEnd`). On an older SDK,
+   * correlates the compaction span here, with the results on `continuity.check` spans.
+   */
+  onEnd(span: EndedSpan): void {
+    if (this._sdkCallsOnEnding || !isCompactionSpanName(span.name) || this._shutdown) return;
+    if (!this._warnedNoOnEnding) {
+      this._warnedNoOnEnding = true;
+      diag.warn(
+        `ContinuityProcessor: this OpenTelemetry SDK does not call SpanProcessor.onEnding (it needs @opentelemetry/sdk-trace-base >= ${MIN_SDK_WITH_ON_ENDING.sdkTraceBase}, @opentelemetry/sdk-node >= ${MIN_SDK_WITH_ON_ENDING.sdkNode}, or @opentelemetry/sdk-trace 3.x); the continuity state goes on continuity.check spans instead of the post spans`,
+      );
+    }
+    try {
+      this._observe(span, undefined);
+    } catch (err) {
+      report(err);
+    }
+  }
 
   /** Resolves boundaries whose post window has passed (check spans, metrics). Safe after shutdown. */
   forceFlush(): Promise<void> {
     if (this._shutdown) return Promise.resolve();
     try {
-      this._metrics.ensure();
+      // No instruments are created here: a flush of a processor that never saw a compaction
+      // span gives the metric reader nothing to export.
       this._publish(this._correlator.expire(this._clock()));
     } catch (err) {
-      globalErrorHandler(err as Error);
+      report(err);
     }
     return Promise.resolve();
   }
@@ -150,18 +187,21 @@ export class ContinuityProcessor implements SpanProcessor {
     if (this._shutdown) return this._shutdown;
     try {
       this._stopTimer();
-      this._metrics.ensure();
+      // No instruments are created here just to be observed: NodeSDK without `metricReaders`
+      // adds an OTLP reader whose final export would retry an absent collector for seconds.
+      // Whatever resolves below records (and so creates them) as usual.
       const now = this._clock();
       // Expired boundaries keep their precise cause; the rest resolve as drained.
       this._publish([...this._correlator.expire(now), ...this._correlator.drain()]);
     } catch (err) {
-      globalErrorHandler(err as Error);
+      report(err);
     }
     this._shutdown = Promise.resolve();
     return this._shutdown;
   }
 
-  private _observe(span: Span): void {
+  /** `writable` is the span itself while it ends (onEnding), undefined once it has ended (onEnd). */
+  private _observe(span: EndedSpan, writable: EndingSpan | undefined): void {
     const sc = span.spanContext();
     const event = readCompactionSpan(span.name, span.attributes, span.startTime, {
       traceId: sc.traceId,
@@ -177,12 +217,14 @@ export class ContinuityProcessor implements SpanProcessor {
     // Check on activity as well as on the interval: cheap when nothing is due.
     resolutions.push(...this._correlator.expire(now));
     for (const r of resolutions) {
-      const onThisSpan = r.resolvedAtPost && r.postSpan?.spanId === sc.spanId;
-      if (onThisSpan) {
-        span.setAttributes(classificationAttributes(r.classification, r.activity));
-        if (r.preSpan) span.addLink({ context: toSpanContext(r.preSpan) });
+      const atThisPost = r.resolvedAtPost && r.postSpan?.spanId === sc.spanId;
+      if (atThisPost && writable) {
+        writable.setAttributes(classificationAttributes(r.classification, r.activity));
+        if (r.preSpan) writable.addLink({ context: toSpanContext(r.preSpan) });
+      } else if (atThisPost) {
+        rememberEndedState(span, r.classification.state);
       }
-      this._finish(r, !onThisSpan);
+      this._finish(r, !(atThisPost && writable));
     }
     this._armTimer();
   }
@@ -196,19 +238,19 @@ export class ContinuityProcessor implements SpanProcessor {
       try {
         this._emitCheckSpan(r);
       } catch (err) {
-        globalErrorHandler(err as Error);
+        report(err);
       }
     }
     try {
       this._metrics.record(r);
     } catch (err) {
-      globalErrorHandler(err as Error);
+      report(err);
     }
     if (this._onResolution) {
       try {
         this._onResolution(r);
       } catch (err) {
-        globalErrorHandler(err as Error);
+        report(err);
       }
     }
   }
@@ -254,7 +296,7 @@ export class ContinuityProcessor implements SpanProcessor {
       this._publish(this._correlator.expire(this._clock()));
       if (this._correlator.pendingCount === 0) this._stopTimer();
     } catch (err) {
-      globalErrorHandler(err as Error);
+      report(err);
     }
   }
 

@@ -11,8 +11,10 @@ import { classify } from '../../src/classify/classify.js';
 import { createDigestKey, digestValue } from '../../src/digest/digest.js';
 import { readCompactionSpan } from '../../src/otel/attributes.js';
 import { createContinuity } from '../../src/otel/extension.js';
+import { ContinuityProcessor } from '../../src/otel/processor.js';
 import {
   ATTR_BOUNDARY_ID,
+  ATTR_CONTINUITY_STATE,
   ATTR_EVIDENCE_MISSING,
   ATTR_GEN_AI_CONVERSATION_COMPACTED,
   ATTR_RUNTIME,
@@ -21,6 +23,7 @@ import {
   SPAN_ACTIVITY,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
+  SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
 import type { ContinuityLedgerRecord, ContinuityProblem, DecisionInput } from '../../src/otel/types.js';
@@ -94,6 +97,41 @@ describe('createContinuity', () => {
       if (postEvent?.kind !== 'post') throw new Error('expected a post event');
       expect(postEvent.compactedAt).toBe('2026-11-30T10:01:00Z');
       expect(postEvent.boundaryId).toBe(pre.boundaryId);
+    });
+
+    it('returns the state the processor wrote on the post span', async () => {
+      const withProcessor = new BasicTracerProvider({
+        spanProcessors: [new ContinuityProcessor(), new SimpleSpanProcessor(exporter)],
+      });
+      const continuity = createContinuity({ tracer: withProcessor.getTracer('t'), runtime: 'sdk' });
+      await continuity.capturePre('session-1', decisions(), { trigger: 'auto' });
+      const post = await continuity.observePost('session-1', decisions('acme/other'));
+      expect(post.state).toBe('conflicting');
+      await withProcessor.shutdown();
+    });
+
+    it('returns the state on an SDK without onEnding too, where it travels on a check span', async () => {
+      const processor = new ContinuityProcessor();
+      const withoutOnEnding = new BasicTracerProvider({
+        spanProcessors: [
+          {
+            onStart: (span, ctx) => processor.onStart(span, ctx),
+            onEnd: (span) => processor.onEnd(span),
+            forceFlush: () => processor.forceFlush(),
+            shutdown: () => processor.shutdown(),
+          },
+          new SimpleSpanProcessor(exporter),
+        ],
+      });
+      processor.setTracerProvider(withoutOnEnding);
+      const continuity = createContinuity({ tracer: withoutOnEnding.getTracer('t'), runtime: 'sdk' });
+      await continuity.capturePre('session-1', decisions(), { trigger: 'auto' });
+      const post = await continuity.observePost('session-1', decisions('acme/other'));
+      expect(post.state).toBe('conflicting');
+      expect(spans(SPAN_CONTINUITY_CHECK).map((s) => s.attributes[ATTR_CONTINUITY_STATE])).toEqual([
+        'conflicting',
+      ]);
+      await withoutOnEnding.shutdown();
     });
 
     it('never puts a raw value on a span', async () => {

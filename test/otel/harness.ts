@@ -16,6 +16,7 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { ContinuityProcessor } from '../../src/otel/processor.js';
 import type { ContinuityProcessorOptions } from '../../src/otel/processor-types.js';
@@ -38,7 +39,16 @@ export interface Harness {
 
 export function harness(
   options: ContinuityProcessorOptions = {},
-  { meter = true, tracer = true }: { meter?: boolean; tracer?: boolean } = {},
+  {
+    meter = true,
+    tracer = true,
+    withoutOnEnding = false,
+  }: {
+    meter?: boolean;
+    tracer?: boolean;
+    /** Registers the processor as an SDK before sdk-trace-base 2.3 sees it: no `onEnding`. */
+    withoutOnEnding?: boolean;
+  } = {},
 ): Harness {
   const clock = { now: 1_800_000_000_000 };
   const exporter = new InMemorySpanExporter();
@@ -53,8 +63,17 @@ export function harness(
     clock: () => clock.now,
     ...options,
   });
+  // The SDK calls `onEnding` only on processors that have it (MultiSpanProcessor checks each).
+  const registered: SpanProcessor = withoutOnEnding
+    ? {
+        onStart: (span, ctx) => processor.onStart(span, ctx),
+        onEnd: (span) => processor.onEnd(span),
+        forceFlush: () => processor.forceFlush(),
+        shutdown: () => processor.shutdown(),
+      }
+    : processor;
   const provider = new BasicTracerProvider({
-    spanProcessors: [processor, new SimpleSpanProcessor(exporter)],
+    spanProcessors: [registered, new SimpleSpanProcessor(exporter)],
   });
   if (tracer) processor.setTracerProvider(provider);
   const agentTracer = provider.getTracer('test-agent');

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type Attributes, metrics, trace } from '@opentelemetry/api';
-import { setGlobalErrorHandler } from '@opentelemetry/core';
+import { type Attributes, DiagLogLevel, diag, metrics, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { classify } from '../../src/classify/classify.js';
 import type { Resolution } from '../../src/correlate/types.js';
@@ -11,6 +10,7 @@ import {
   evidenceMissingAttributes,
   snapshotAttributes,
 } from '../../src/otel/attributes.js';
+import { MIN_SDK_WITH_ON_ENDING } from '../../src/otel/processor.js';
 import {
   ATTR_ACTIVITY_STATE,
   ATTR_CONTINUITY_ACTION,
@@ -48,8 +48,25 @@ let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
-  setGlobalErrorHandler(() => {});
+  diag.disable();
 });
+
+/** Collects what reaches the diagnostic logger at `level` and above (the SDK's error handler logs there too). */
+function captureDiag(level = DiagLogLevel.ERROR): { errors: unknown[][]; warnings: unknown[][] } {
+  const seen = { errors: [] as unknown[][], warnings: [] as unknown[][] };
+  const ignore = () => {};
+  diag.setLogger(
+    {
+      error: (...args) => seen.errors.push(args),
+      warn: (...args) => seen.warnings.push(args),
+      info: ignore,
+      debug: ignore,
+      verbose: ignore,
+    },
+    { logLevel: level, suppressOverrideMessage: true },
+  );
+  return seen;
+}
 
 describe('ContinuityProcessor', () => {
   describe('on the post span', () => {
@@ -239,6 +256,77 @@ describe('ContinuityProcessor', () => {
     });
   });
 
+  describe('on an SDK without onEnding (sdk-trace-base < 2.3)', () => {
+    it('warns once, naming the minimum version, and puts the state on a check span linked to both spans', () => {
+      const { warnings } = captureDiag(DiagLogLevel.WARN);
+      h = harness({}, { withoutOnEnding: true });
+      const pre = h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      const post = h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT, B)));
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('t', PRE_AT)));
+      h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('t', POST_AT)));
+      // The post span had ended when the processor saw it: nothing was written on it.
+      expect(post.attributes[ATTR_CONTINUITY_STATE]).toBeUndefined();
+      expect(post.links).toEqual([]);
+      const checks = h.spans(SPAN_CONTINUITY_CHECK);
+      expect(checks.map((c) => [c.attributes[ATTR_SESSION_ID], c.attributes[ATTR_CONTINUITY_STATE]])).toEqual(
+        [
+          ['s', 'conflicting'],
+          ['t', 'preserved'],
+        ],
+      );
+      expect(checks[0]?.attributes).toMatchObject({
+        [ATTR_CONTINUITY_ACTION]: 'stop_and_ask_human',
+        [ATTR_CONTINUITY_REASON]: 'unapproved_change',
+        [ATTR_CONTINUITY_PRIMARY_DECISION]: 'scope',
+        [decisionAttr('scope', 'verdict')]: 'conflicting',
+      });
+      expect(checks[0]?.links.map((l) => l.context.spanId)).toEqual([
+        pre.spanContext().spanId,
+        post.spanContext().spanId,
+      ]);
+      expect(warnings).toHaveLength(1);
+      expect(String(warnings[0]?.[0])).toContain('does not call SpanProcessor.onEnding');
+      expect(String(warnings[0]?.[0])).toContain(`sdk-trace-base >= ${MIN_SDK_WITH_ON_ENDING.sdkTraceBase}`);
+    });
+
+    it('still records the metrics', async () => {
+      h = harness({}, { withoutOnEnding: true });
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(sumBy(await h.points(METRIC_BOUNDARIES), METRIC_ATTR_STATE)).toEqual({ preserved: 1 });
+    });
+
+    it('says nothing on an SDK that calls onEnding', () => {
+      const { warnings } = captureDiag(DiagLogLevel.WARN);
+      h = harness();
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      h.emit(SPAN_COMPACTION_POST, snapshotAttributes('post', snap('s', POST_AT)));
+      expect(h.spans(SPAN_CONTINUITY_CHECK)).toEqual([]);
+      expect(warnings).toEqual([]);
+    });
+  });
+
+  describe('shutdown and flush with nothing observed', () => {
+    it('create no instruments, so a metric reader has nothing to export', async () => {
+      h = harness();
+      h.emit('chat model', {});
+      await h.processor.forceFlush();
+      await h.processor.shutdown();
+      for (const m of [METRIC_BOUNDARIES, METRIC_PENDING, METRIC_SESSIONS, METRIC_NEEDS_HUMAN]) {
+        expect(await h.points(m), m).toEqual([]);
+      }
+    });
+
+    it('still record what a shutdown resolves', async () => {
+      h = harness();
+      h.emit(SPAN_COMPACTION_PRE, snapshotAttributes('pre', snap('s', PRE_AT)));
+      await h.processor.shutdown();
+      expect(sumBy(await h.points(METRIC_BOUNDARIES), METRIC_ATTR_REASON)).toEqual({
+        post_observation_missing: 1,
+      });
+    });
+  });
+
   describe('timer', () => {
     it('resolves expired boundaries on its own interval, with no call from the application', async () => {
       h = harness({ postWindowsMs: { sdk: 1 }, checkIntervalMs: 10, clock: Date.now });
@@ -310,8 +398,7 @@ describe('ContinuityProcessor', () => {
       ['bad times', { [ATTR_SESSION_ID]: 's', 'continuity.captured_at': 'yesterday' }],
     ])('with %s on compaction spans', (_label, attrs) => {
       h = harness();
-      const errors: unknown[] = [];
-      setGlobalErrorHandler((e) => errors.push(e));
+      const { errors } = captureDiag();
       for (const name of [SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL, SPAN_ACTIVITY, SPAN_COMPACTION_POST]) {
         expect(() => h!.emit(name, attrs as Attributes)).not.toThrow();
       }
@@ -321,9 +408,8 @@ describe('ContinuityProcessor', () => {
       expect(errors).toEqual([]);
     });
 
-    it('routes an onResolution failure to the global error handler', () => {
-      const errors: unknown[] = [];
-      setGlobalErrorHandler((e) => errors.push(e));
+    it('routes an onResolution failure to diag.error', () => {
+      const { errors } = captureDiag();
       const seen: Resolution[] = [];
       h = harness({
         onResolution: (r) => {
