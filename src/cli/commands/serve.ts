@@ -4,10 +4,13 @@
  *
  * On start it prints one JSON line on stdout with the addresses it listens on (useful with port
  * 0), and logs JSON lines on stderr.
+ *
+ * The service (and the OpenTelemetry metrics SDK it runs on, optional peers of the package) is
+ * imported only when `serve` runs: every other command works without those packages.
  */
 import type { Command } from 'commander';
 import { loadServiceConfig, redactConfig, SERVICE_DEFAULTS } from '../../service/config.js';
-import { ContinuityService } from '../../service/service.js';
+import type { ContinuityService } from '../../service/service.js';
 import { StateDirLockedError } from '../../service/state.js';
 import { EXIT } from '../exit-codes.js';
 import { CliError } from '../main.js';
@@ -30,6 +33,7 @@ export function registerServe(program: Command): void {
         process.stdout.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`);
         return;
       }
+      const { ContinuityService } = await importService();
       let service: ContinuityService;
       try {
         service = await ContinuityService.start(config);
@@ -63,4 +67,44 @@ export function registerServe(program: Command): void {
       // Everything is closed; if a library still holds a handle, do not hang on it.
       setTimeout(() => process.exit(process.exitCode ?? EXIT.ok), 2000).unref();
     });
+}
+
+/**
+ * The OpenTelemetry packages `continuity serve` runs on: optional peer dependencies of
+ * agent-continuity (an app that only uses the processor never loads them), with the release
+ * lines it is tested on.
+ */
+export const SERVICE_PEERS = Object.freeze([
+  '@opentelemetry/resources',
+  '@opentelemetry/sdk-metrics',
+  '@opentelemetry/exporter-prometheus',
+  '@opentelemetry/exporter-metrics-otlp-http',
+  '@opentelemetry/exporter-metrics-otlp-proto',
+] as const);
+
+/** The `npm install` line for the service's packages on this Node (the 3.x line needs Node >= 22.15). */
+export function servicePeersInstallCommand(nodeVersion = process.versions.node): string {
+  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
+  const line3 = major > 22 || (major === 22 && minor >= 15);
+  const version = (name: string) =>
+    name.includes('exporter-') ? (line3 ? '^0.301.0' : '^0.223.0') : line3 ? '^3.1.0' : '^2.12.0';
+  return `npm install ${SERVICE_PEERS.map((p) => `${p}@${version(p)}`).join(' ')}`;
+}
+
+/** Imports the service; a missing OpenTelemetry package becomes one line naming the install command. */
+async function importService(): Promise<typeof import('../../service/service.js')> {
+  try {
+    return await import('../../service/service.js');
+  } catch (e) {
+    const missing = /Cannot find (?:package|module) '(@opentelemetry\/[^/']+)/.exec(
+      (e as Error).message ?? '',
+    );
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && missing) {
+      throw new CliError(
+        `serve needs ${missing[1]}, which is not installed (the service's OpenTelemetry packages are optional peer dependencies); install them: ${servicePeersInstallCommand()}`,
+        EXIT.environment,
+      );
+    }
+    throw e;
+  }
 }
