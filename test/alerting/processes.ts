@@ -87,16 +87,32 @@ export interface ServeAddresses {
   pid: number;
 }
 
+/** Where {@link startServe} runs the command: by default this repository's build, with this Node. */
+export interface ServeCommand {
+  /** The Node binary. Default: the one running the tests. */
+  node?: string;
+  /** The `continuity` bin file. Default: this repository's bin/continuity.js. */
+  bin?: string;
+  /** The working directory. Default: the repository. */
+  cwd?: string;
+  /** The environment. Default: this process's, without `OTEL_*`. */
+  env?: NodeJS.ProcessEnv;
+}
+
 /** Starts `node bin/continuity.js serve --config <file>` and waits for its address line. */
-export async function startServe(configFile: string): Promise<{ child: Child; addresses: ServeAddresses }> {
-  if (!existsSync(SERVE_BUILD)) {
+export async function startServe(
+  configFile: string,
+  command: ServeCommand = {},
+): Promise<{ child: Child; addresses: ServeAddresses }> {
+  if (command.bin === undefined && !existsSync(SERVE_BUILD)) {
     throw new Error(`${SERVE_BUILD} is missing: build first (npx tsc -p tsconfig.build.json, or npm test)`);
   }
   // The configuration file alone decides: no OTEL_* override from the developer's shell.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
+  const env =
+    command.env ?? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
   const child = track(
-    spawn(process.execPath, [BIN, 'serve', '--config', configFile], {
-      cwd: REPO,
+    spawn(command.node ?? process.execPath, [command.bin ?? BIN, 'serve', '--config', configFile], {
+      cwd: command.cwd ?? REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
       env,
     }),

