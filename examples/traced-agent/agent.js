@@ -5,8 +5,9 @@
  * The lines marked `+ continuity` are all it takes to check that the task decisions survive
  * that compaction.
  *
- *   node examples/traced-agent/agent.js                 # the summary keeps the decisions
- *   node examples/traced-agent/agent.js --lossy-summary # the summary drops the approval boundary
+ *   node examples/traced-agent/agent.js                       # the summary keeps the decisions
+ *   node examples/traced-agent/agent.js --lossy-summary       # the summary drops the approval boundary
+ *   node examples/traced-agent/agent.js --stop-during-summary # stopped mid-compaction, then shut down
  *
  * The model and the tools are deterministic stand-ins, so the example runs offline.
  */
@@ -21,6 +22,7 @@ const continuity = createContinuity({ runtime: 'traced-agent' }); // + continuit
 const SESSION = 'session-0001';
 const CONTEXT_LIMIT = 1_200; // tokens before the agent summarizes its context
 const lossySummary = process.argv.includes('--lossy-summary');
+const stopDuringSummary = process.argv.includes('--stop-during-summary');
 
 /** The task's decisions, as the agent holds them in its context. */
 const task = {
@@ -89,6 +91,13 @@ async function runAgent() {
 
         if (context.tokens > CONTEXT_LIMIT) {
           await continuity.capturePre(SESSION, asDecisions(context.decisions), { trigger: 'auto' }); // + continuity
+          if (stopDuringSummary) {
+            // The agent is stopped before the summary comes back: no post observation will come.
+            // sdk.shutdown() resolves the boundary (unverified) on a continuity.check span.
+            process.stdout.write('stopped during the summary\n');
+            turnSpan.end();
+            return true;
+          }
           context = await tracer.startActiveSpan('summarize', async (span) => {
             span.setAttributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.conversation.id': SESSION });
             const summary = summarize(context);
@@ -108,7 +117,7 @@ async function runAgent() {
         return false;
       },
     );
-    if (paused) return 'paused';
+    if (paused) return stopDuringSummary ? 'stopped' : 'paused';
   }
   return 'done';
 }

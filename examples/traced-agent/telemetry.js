@@ -2,7 +2,9 @@
 /**
  * The agent's OpenTelemetry setup, as it was before continuity: NodeSDK, OTLP/HTTP when
  * OTEL_EXPORTER_OTLP_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL picks http/json or
- * http/protobuf), nothing to export otherwise. The line marked `+ continuity` is the only change.
+ * http/protobuf), nothing to export otherwise. The lines marked `+ continuity` are the only change:
+ * the processor goes first, before the exporter's batch processor, so the check spans it emits at
+ * shutdown still reach the exporter.
  */
 import { OTLPMetricExporter as OTLPMetricExporterJson } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as OTLPMetricExporterProto } from '@opentelemetry/exporter-metrics-otlp-proto';
@@ -18,6 +20,7 @@ export function startTelemetry() {
   const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const json = process.env.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json';
   const spanProcessors = [];
+  spanProcessors.push(new ContinuityProcessor()); // + continuity (first)
   /** @type {PeriodicExportingMetricReader[]} */
   const metricReaders = [];
   if (endpoint) {
@@ -31,7 +34,6 @@ export function startTelemetry() {
       }),
     );
   }
-  spanProcessors.push(new ContinuityProcessor()); // + continuity
   const sdk = new NodeSDK({ serviceName: 'traced-agent', spanProcessors, metricReaders });
   sdk.start();
   return sdk;

@@ -6,10 +6,12 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ATTR_CONTINUITY_REASON,
   ATTR_CONTINUITY_STATE,
   ATTR_SESSION_ID,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
+  SPAN_CONTINUITY_CHECK,
 } from '../../src/otel/semconv.js';
 import { attributesToRecord } from '../../src/otlp/index.js';
 import {
@@ -83,6 +85,30 @@ describe('examples/traced-agent', () => {
       expect(turn.name).toBe('agent.turn');
       expect(pre.traceId).toBe(post.traceId);
       expect(JSON.stringify(receiver.traces)).not.toContain('acme/payments');
+    });
+
+    it('exports the check span that shutdown emits for a boundary whose post never came', async () => {
+      const before = receiver.spans.length;
+      const { code, stdout } = await runAgent(['--stop-during-summary'], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      });
+      expect(code).toBe(0);
+      expect(stdout).toContain('agent stopped');
+      const spans = receiver.spans.slice(before);
+      const pre = spans.find((s) => s.name === SPAN_COMPACTION_PRE)!;
+      expect(spans.filter((s) => s.name === SPAN_COMPACTION_POST)).toEqual([]);
+      // The processor is registered before the batch processor: what it emits during
+      // sdk.shutdown() still reaches the exporter.
+      const checks = spans.filter((s) => s.name === SPAN_CONTINUITY_CHECK);
+      expect(checks).toHaveLength(1);
+      expect(checks[0]!.attributes).toMatchObject({
+        [ATTR_SESSION_ID]: 'session-0001',
+        [ATTR_CONTINUITY_STATE]: 'unverified',
+        [ATTR_CONTINUITY_REASON]: 'post_observation_missing',
+      });
+      expect(checks[0]!.traceId).toBe(pre.traceId);
+      expect(checks[0]!.links).toEqual([{ traceId: pre.traceId, spanId: pre.spanId }]);
     });
   });
 });
