@@ -2,13 +2,15 @@
  * A test double of the OpenTelemetry Collector that sits downstream of `continuity serve`:
  * it receives the spans the service forwards (OTLP/HTTP, protobuf or JSON) and serves, on
  * `/metrics`, the series the collector's `spanmetrics` connector would produce from them through
- * its `prometheus` exporter (names, labels, default buckets in `collector-names.ts`).
+ * its `prometheus` exporter, and beside them the series Tempo's metrics-generator would produce
+ * from the same spans (names, labels, default buckets in `collector-names.ts`).
  *
- * What it stands for: the collector in `otelcol-gateway.yaml` (connector + exporter), so the
- * dashboard's span-latency panels can be checked against real Prometheus data made from the spans
- * the service really forwarded. What it is not: the collector. It counts calls and a cumulative
- * duration histogram per (service, span name, kind, status) and nothing else; the connector's
- * exact names are checked against its documentation, not against a running collector.
+ * What it stands for: the collector in `otelcol-gateway.yaml` (connector + exporter) and a Tempo
+ * behind it, so the dashboard's span panels can be checked against real Prometheus data made from
+ * the spans the service really forwarded, with either choice of its `spanmetrics_prefix`. What it
+ * is not: the collector or Tempo. It counts calls and a cumulative duration histogram (seconds)
+ * per (service, span name, kind, status) and nothing else; the exact names are checked against
+ * their sources, not against a running collector or Tempo.
  *
  * `failWith(status)` makes it answer every export with that status (503 to test retries and
  * drops) until `failWith(undefined)`.
@@ -19,9 +21,12 @@ import { attributesToRecord, decodeTraceRequest } from '../../src/otlp/index.js'
 import type { OtlpSpan } from '../../src/otlp/types.js';
 import {
   SPANMETRICS_CALLS,
-  SPANMETRICS_DEFAULT_BUCKETS_MS,
+  SPANMETRICS_DEFAULT_BUCKETS_S,
   SPANMETRICS_DURATION,
   SPANMETRICS_STATUS,
+  TEMPO_SPANMETRICS_CALLS,
+  TEMPO_SPANMETRICS_DEFAULT_BUCKETS_S,
+  TEMPO_SPANMETRICS_LATENCY,
 } from './collector-names.js';
 
 const SPAN_KINDS = [
@@ -35,12 +40,35 @@ const SPAN_KINDS = [
 const STATUS_CODES = [SPANMETRICS_STATUS.unset, SPANMETRICS_STATUS.ok, SPANMETRICS_STATUS.error] as const;
 
 interface Series {
+  serviceName: string;
+  /** span_name, span_kind, status_code: the same in both families. */
   labels: Record<string, string>;
-  calls: number;
-  sumMs: number;
-  /** Non-cumulative counts per bucket; the last is +Inf. */
-  buckets: number[];
+  /** Every span duration seen, in seconds (test volumes are small). */
+  durations: number[];
 }
+
+/** One family of series as it reaches Prometheus. */
+interface Family {
+  calls: string;
+  histogram: string;
+  serviceLabel: string;
+  buckets: readonly number[];
+}
+
+const FAMILIES: readonly Family[] = [
+  {
+    calls: SPANMETRICS_CALLS,
+    histogram: SPANMETRICS_DURATION,
+    serviceLabel: 'service_name',
+    buckets: SPANMETRICS_DEFAULT_BUCKETS_S,
+  },
+  {
+    calls: TEMPO_SPANMETRICS_CALLS,
+    histogram: TEMPO_SPANMETRICS_LATENCY,
+    serviceLabel: 'service',
+    buckets: TEMPO_SPANMETRICS_DEFAULT_BUCKETS_S,
+  },
+];
 
 /** A received span, reduced to what the tests look at. */
 export interface ReceivedSpan {
@@ -138,47 +166,42 @@ export class CollectorDouble {
 
   private _count(serviceName: string, span: OtlpSpan): void {
     const labels = {
-      service_name: serviceName,
       span_name: span.name,
       span_kind: SPAN_KINDS[span.kind] ?? SPAN_KINDS[0],
       status_code: STATUS_CODES[span.status?.code ?? 0] ?? SPANMETRICS_STATUS.unset,
     };
-    const key = JSON.stringify(labels);
+    const key = JSON.stringify([serviceName, labels]);
     let s = this._series.get(key);
     if (!s) {
-      s = {
-        labels,
-        calls: 0,
-        sumMs: 0,
-        buckets: new Array(SPANMETRICS_DEFAULT_BUCKETS_MS.length + 1).fill(0),
-      };
+      s = { serviceName, labels, durations: [] };
       this._series.set(key, s);
     }
-    const ms = Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6;
-    s.calls++;
-    s.sumMs += ms;
-    const i = SPANMETRICS_DEFAULT_BUCKETS_MS.findIndex((b) => ms <= b);
-    s.buckets[i === -1 ? SPANMETRICS_DEFAULT_BUCKETS_MS.length : i]!++;
+    s.durations.push(Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e9);
   }
 
-  /** Prometheus text format 0.0.4, as the collector's prometheus exporter serves it. */
+  /** Prometheus text format 0.0.4, as the collector's prometheus exporter (and Tempo) serve it. */
   private _exposition(): string {
     const fmt = (labels: Record<string, string>) =>
       `{${Object.entries(labels)
         .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
         .join(',')}}`;
-    const lines = [`# TYPE ${SPANMETRICS_CALLS} counter`];
-    for (const s of this._series.values()) lines.push(`${SPANMETRICS_CALLS}${fmt(s.labels)} ${s.calls}`);
-    lines.push(`# TYPE ${SPANMETRICS_DURATION} histogram`);
-    for (const s of this._series.values()) {
-      let cumulative = 0;
-      SPANMETRICS_DEFAULT_BUCKETS_MS.forEach((bound, i) => {
-        cumulative += s.buckets[i]!;
-        lines.push(`${SPANMETRICS_DURATION}_bucket${fmt({ ...s.labels, le: String(bound) })} ${cumulative}`);
-      });
-      lines.push(`${SPANMETRICS_DURATION}_bucket${fmt({ ...s.labels, le: '+Inf' })} ${s.calls}`);
-      lines.push(`${SPANMETRICS_DURATION}_sum${fmt(s.labels)} ${s.sumMs}`);
-      lines.push(`${SPANMETRICS_DURATION}_count${fmt(s.labels)} ${s.calls}`);
+    const lines: string[] = [];
+    for (const f of FAMILIES) {
+      const labelsOf = (s: Series) => ({ [f.serviceLabel]: s.serviceName, ...s.labels });
+      lines.push(`# TYPE ${f.calls} counter`);
+      for (const s of this._series.values())
+        lines.push(`${f.calls}${fmt(labelsOf(s))} ${s.durations.length}`);
+      lines.push(`# TYPE ${f.histogram} histogram`);
+      for (const s of this._series.values()) {
+        const labels = labelsOf(s);
+        for (const bound of f.buckets) {
+          const count = s.durations.filter((d) => d <= bound).length;
+          lines.push(`${f.histogram}_bucket${fmt({ ...labels, le: String(bound) })} ${count}`);
+        }
+        lines.push(`${f.histogram}_bucket${fmt({ ...labels, le: '+Inf' })} ${s.durations.length}`);
+        lines.push(`${f.histogram}_sum${fmt(labels)} ${s.durations.reduce((a, b) => a + b, 0)}`);
+        lines.push(`${f.histogram}_count${fmt(labels)} ${s.durations.length}`);
+      }
     }
     return `${lines.join('\n')}\n`;
   }

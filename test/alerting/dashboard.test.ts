@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SPANMETRICS_PREFIXES } from './collector-names.js';
 import { DASHBOARD_FILE, dashboardQueries, loadDashboard, type Panel } from './promql.js';
 
 const dashboard = loadDashboard();
@@ -39,6 +40,48 @@ describe('Grafana dashboard (collector-config/grafana/agent-continuity.json)', (
     // No data-source uid of the author's Grafana leaked into the file.
     const uids = [...readFileSync(DASHBOARD_FILE, 'utf8').matchAll(/"uid":\s*"([^"]*)"/g)].map((m) => m[1]);
     expect(new Set(uids)).toEqual(new Set([dashboard.uid, DS_VAR, '-- Grafana --']));
+  });
+
+  it("declares its inputs, so Grafana's import asks for the Prometheus data source and fills the variable", () => {
+    expect(dashboard.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
+    ]);
+    const requires = dashboard.__requires as { type: string; id: string }[];
+    expect(requires).toContainEqual(expect.objectContaining({ type: 'datasource', id: 'prometheus' }));
+    expect(requires).toContainEqual(expect.objectContaining({ type: 'grafana', id: 'grafana' }));
+    const usedPanels = new Set(contentPanels.map((p) => p.type));
+    expect(new Set(requires.filter((r) => r.type === 'panel').map((r) => r.id))).toEqual(usedPanels);
+    // The import replaces ${DS_PROMETHEUS} with the picked data source: it becomes the variable's value.
+    const ds = dashboard.templating.list.find((v) => v.type === 'datasource')!;
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's input syntax, not a JS template.
+    expect(ds.current).toMatchObject({ value: '${DS_PROMETHEUS}' });
+    // The input is used where it is declared and nowhere else.
+    const text = readFileSync(DASHBOARD_FILE, 'utf8');
+    expect(text.match(/\$\{DS_PROMETHEUS\}/g)).toHaveLength(2);
+  });
+
+  it('has a variable for the span-metrics prefix: the Collector connector by default, or Tempo', () => {
+    const v = dashboard.templating.list.find((t) => t.name === 'spanmetrics_prefix')!;
+    expect(v.type).toBe('custom');
+    expect((v.options as { value: string }[]).map((o) => o.value)).toEqual([
+      SPANMETRICS_PREFIXES.collector,
+      SPANMETRICS_PREFIXES.tempo,
+    ]);
+    expect(v.current).toMatchObject({ value: SPANMETRICS_PREFIXES.collector });
+    // Grafana's custom-variable syntax, `text : value` pairs, names the same two values.
+    expect(
+      String(v.query)
+        .split(',')
+        .map((o) => o.split(' : ')[1]),
+    ).toEqual([SPANMETRICS_PREFIXES.collector, SPANMETRICS_PREFIXES.tempo]);
+  });
+
+  it('shows every duration in seconds', () => {
+    const units = contentPanels.map((p) => (p.fieldConfig as { defaults: { unit?: string } }).defaults.unit);
+    expect(units).not.toContain('ms');
+    const latency = contentPanels.find((p) => p.title === 'Agent span latency (span metrics)')!;
+    expect((latency.fieldConfig as { defaults: { unit: string } }).defaults.unit).toBe('s');
+    for (const t of latency.targets ?? []) expect(t.expr).not.toMatch(/milliseconds/);
   });
 
   it('gives every panel a unique id, a known type, a title and a gridPos inside the 24-column grid', () => {
@@ -89,7 +132,7 @@ describe('Grafana dashboard (collector-config/grafana/agent-continuity.json)', (
     // Span latency shares the first row (same y band) with the continuity states over time.
     const byTitle = new Map(contentPanels.map((p) => [p.title, p]));
     const states = byTitle.get('Boundaries resolved, by runtime and continuity state')!;
-    const latency = byTitle.get('Agent span latency (collector spanmetrics)')!;
+    const latency = byTitle.get('Agent span latency (span metrics)')!;
     expect(latency.gridPos.y).toBe(states.gridPos.y);
     expect(latency.gridPos.y).toBeLessThan(rows[1]!.gridPos.y);
     expect(dashboardQueries(dashboard).length).toBeGreaterThan(15);

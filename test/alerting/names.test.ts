@@ -31,11 +31,17 @@ import {
   SPANMETRICS_CALLS,
   SPANMETRICS_DURATION,
   SPANMETRICS_LABELS,
+  SPANMETRICS_PREFIXES,
   SPANMETRICS_STATUS,
+  TEMPO_SPANMETRICS_CALLS,
+  TEMPO_SPANMETRICS_LABELS,
+  TEMPO_SPANMETRICS_LATENCY,
 } from './collector-names.js';
 import {
   configPath,
+  customVariableValues,
   dashboardQueries,
+  expandGrafanaVariables,
   loadAlertRules,
   loadDashboard,
   PROMETHEUS_CONFIG_FILE,
@@ -53,6 +59,8 @@ const KNOWN_METRICS = new Set<string>([
   ...Object.values(SERVICE_PROMETHEUS_NAMES),
   SPANMETRICS_CALLS,
   ...withHistogramSeries([SPANMETRICS_DURATION]),
+  TEMPO_SPANMETRICS_CALLS,
+  ...withHistogramSeries([TEMPO_SPANMETRICS_LATENCY]),
   ...PROMETHEUS_BUILTIN_METRICS,
 ]);
 
@@ -72,6 +80,7 @@ const KNOWN_LABELS = new Set<string>([
     METRIC_ATTR_ERROR_TYPE,
   ].map(promLabel),
   ...SPANMETRICS_LABELS,
+  ...TEMPO_SPANMETRICS_LABELS,
   ...PROMETHEUS_BUILTIN_LABELS,
 ]);
 
@@ -91,17 +100,36 @@ const KNOWN_VALUES: Record<string, readonly string[]> = {
 
 const rules = loadAlertRules();
 const dashboard = loadDashboard();
-const sources = [
-  ...rules.map((r) => ({ where: `rule ${r.alert}`, expr: r.expr })),
-  ...dashboardQueries(dashboard).map((q) => ({ where: `panel "${q.panel}" ${q.refId}`, expr: q.expr })),
-];
+/** The span-metrics prefixes the dashboard offers, the default first. */
+const prefixes = customVariableValues(dashboard).spanmetrics_prefix ?? [];
+/** Every dashboard query and query variable, as Grafana sends it for each span-metrics prefix. */
+const dashboardSources = prefixes.flatMap((prefix) => {
+  const expand = (expr: string) =>
+    expandGrafanaVariables(expr, dashboard, '5m', { spanmetrics_prefix: prefix });
+  return [
+    ...dashboardQueries(dashboard).map((q) => ({
+      where: `panel "${q.panel}" ${q.refId} (${prefix})`,
+      expr: expand(q.expr),
+      prefix,
+    })),
+    ...variableQueries(dashboard)
+      .filter((v) => v.kind === 'query_result')
+      .map((v) => ({ where: `variable ${v.name} (${prefix})`, expr: expand(v.expr), prefix })),
+  ];
+});
+const sources = [...rules.map((r) => ({ where: `rule ${r.alert}`, expr: r.expr })), ...dashboardSources];
+/** A `{__name__=~...}` selector is known when one of the names it may match is. */
+const knownRegex = (names: string[]) => names.some((n) => KNOWN_METRICS.has(n));
 
 describe('names in the alert rules and the dashboard', () => {
   it('the scanner finds metrics, labels and matchers in every expression', () => {
     expect(sources.length).toBeGreaterThan(20);
     for (const s of sources) {
       const found = scanPromql(s.expr);
-      expect(found.metrics.size, `${s.where}: no metric found in ${s.expr}`).toBeGreaterThan(0);
+      expect(
+        found.metrics.size + found.metricRegexes.length,
+        `${s.where}: no metric found in ${s.expr}`,
+      ).toBeGreaterThan(0);
     }
     const conflicting = scanPromql(rules.find((r) => r.alert === 'AgentContinuityConflictingBoundary')!.expr);
     expect([...conflicting.metrics]).toEqual([PROMETHEUS_NAMES[METRIC_BOUNDARIES]]);
@@ -125,10 +153,32 @@ describe('names in the alert rules and the dashboard', () => {
   });
 
   it('uses only metric names defined in semconv PROMETHEUS_NAMES, SERVICE_PROMETHEUS_NAMES or by the collector', () => {
-    const unknown = sources.flatMap((s) =>
-      [...scanPromql(s.expr).metrics].filter((m) => !KNOWN_METRICS.has(m)).map((m) => `${s.where}: ${m}`),
-    );
+    const unknown = sources.flatMap((s) => {
+      const found = scanPromql(s.expr);
+      return [
+        ...[...found.metrics].filter((m) => !KNOWN_METRICS.has(m)),
+        ...found.metricRegexes.filter((names) => !knownRegex(names)).map((names) => names.join('|')),
+      ].map((m) => `${s.where}: ${m}`);
+    });
     expect(unknown).toEqual([]);
+  });
+
+  it('offers the Collector and the Tempo span-metrics prefixes, and each span query reads only the picked one', () => {
+    expect(prefixes).toEqual([SPANMETRICS_PREFIXES.collector, SPANMETRICS_PREFIXES.tempo]);
+    const spanSources = dashboardSources.filter((s) => {
+      const found = scanPromql(s.expr);
+      return [...found.metrics, ...found.metricRegexes.flat()].some((m) => m.startsWith('traces_'));
+    });
+    // Latency p50 and p95, rate and errors, and the service variable, for each prefix.
+    expect(spanSources).toHaveLength(5 * prefixes.length);
+    for (const s of spanSources) {
+      const found = scanPromql(s.expr);
+      const names = [...found.metrics, ...found.metricRegexes.flat()].filter((m) => m.startsWith('traces_'));
+      expect(
+        names.every((m) => m.startsWith(s.prefix)),
+        s.where,
+      ).toBe(true);
+    }
   });
 
   it('uses only label names that are semconv metric attributes, spanmetrics dimensions or Prometheus labels', () => {
@@ -152,6 +202,7 @@ describe('names in the alert rules and the dashboard', () => {
     const vars = variableQueries(dashboard);
     expect(vars.map((v) => v.name).sort()).toEqual(['runtime', 'service']);
     for (const v of vars) {
+      if (v.kind !== 'label_values') continue; // query_result variables are scanned as sources above
       expect(KNOWN_METRICS.has(v.metric), v.metric).toBe(true);
       expect(KNOWN_LABELS.has(v.label), v.label).toBe(true);
     }
@@ -202,9 +253,11 @@ describe('the collector configurations feed the dashboard the names it queries',
     it(`${file}: spanmetrics with the dashboard's namespace and unit, exported where prometheus.yml scrapes`, () => {
       const doc = parse(readFileSync(configPath(file), 'utf8')) as Otelcol;
       const spanmetrics = doc.connectors?.spanmetrics ?? {};
-      // Connector defaults: namespace traces.span.metrics, histogram unit ms.
+      // Connector defaults: namespace traces.span.metrics, histogram unit ms. Ours: seconds.
       const namespace = (spanmetrics.namespace ?? 'traces.span.metrics').replaceAll('.', '_');
       const unit = spanmetrics.histogram?.unit ?? 'ms';
+      expect(unit, `${file} connectors.spanmetrics.histogram.unit`).toBe('s');
+      expect(`${namespace}_`).toBe(SPANMETRICS_PREFIXES.collector);
       expect(`${namespace}_calls_total`).toBe(SPANMETRICS_CALLS);
       expect(`${namespace}_duration_${unit === 'ms' ? 'milliseconds' : 'seconds'}`).toBe(
         SPANMETRICS_DURATION,

@@ -32,11 +32,13 @@ import {
   waitFor,
 } from './processes.js';
 import {
+  customVariableValues,
   dashboardQueries,
   expandGrafanaVariables,
   loadAlertRules,
   loadDashboard,
   RULES_FILE,
+  type VariableQuery,
   variableQueries,
 } from './promql.js';
 import {
@@ -258,26 +260,43 @@ describe('alert rules against a real Prometheus, six cases through continuity se
 
 describe('the Grafana dashboard against the same Prometheus', () => {
   const dashboard = loadDashboard();
+  /** The span-metrics prefixes the dashboard offers (the collector double serves both families). */
+  const PREFIXES = customVariableValues(dashboard).spanmetrics_prefix ?? [];
 
-  it('every PromQL query of every panel returns data', async () => {
-    await moreScrapes(2);
-    const empty: string[] = [];
-    for (const q of dashboardQueries(dashboard)) {
-      const query = expandGrafanaVariables(q.expr, dashboard, RATE_WINDOW);
-      const result = await instantQuery(prom!, query);
-      // NaN (e.g. a quantile over no increase) is not data a panel can draw.
-      if (!result.some((s) => Number.isFinite(Number(s.value[1]))))
-        empty.push(`${q.panel} ${q.refId}: ${query}`);
-    }
-    expect(empty).toEqual([]);
-  });
+  /** What Grafana lists for a query variable. */
+  async function variableValues(v: VariableQuery, prefix: string): Promise<string[]> {
+    if (v.kind === 'label_values') return labelValues(prom!, v.metric, v.label);
+    const expr = expandGrafanaVariables(v.expr, dashboard, RATE_WINDOW, { spanmetrics_prefix: prefix });
+    // Grafana writes each series of a query_result as `{label="value", …} value timestamp`.
+    const lines = (await instantQuery(prom!, expr)).map(
+      (r) =>
+        `{${Object.entries(r.metric)
+          .map(([k, val]) => `${k}="${val}"`)
+          .join(', ')}} ${r.value[1]} ${r.value[0]}`,
+    );
+    return [...new Set(lines.map((l) => v.regex.exec(l)?.[1]).filter((x): x is string => x !== undefined))];
+  }
 
-  it('every variable lists values', async () => {
+  it.each(PREFIXES)(
+    'every PromQL query of every panel returns data, with span metrics from %s',
+    async (prefix) => {
+      await moreScrapes(2);
+      const empty: string[] = [];
+      for (const q of dashboardQueries(dashboard)) {
+        const query = expandGrafanaVariables(q.expr, dashboard, RATE_WINDOW, { spanmetrics_prefix: prefix });
+        const result = await instantQuery(prom!, query);
+        // NaN (e.g. a quantile over no increase) is not data a panel can draw.
+        if (!result.some((s) => Number.isFinite(Number(s.value[1]))))
+          empty.push(`${q.panel} ${q.refId}: ${query}`);
+      }
+      expect(empty).toEqual([]);
+    },
+  );
+
+  it.each(PREFIXES)('every variable lists values, with span metrics from %s', async (prefix) => {
     const values = Object.fromEntries(
       await Promise.all(
-        variableQueries(dashboard).map(
-          async (v) => [v.name, await labelValues(prom!, v.metric, v.label)] as const,
-        ),
+        variableQueries(dashboard).map(async (v) => [v.name, await variableValues(v, prefix)] as const),
       ),
     );
     expect(values.runtime).toEqual(
@@ -285,6 +304,28 @@ describe('the Grafana dashboard against the same Prometheus', () => {
     );
     // The service's own continuity.check spans count under its own service.name.
     expect(values.service).toEqual(expect.arrayContaining([AGENT_SERVICE_NAME]));
+  });
+
+  it('shows the same spans per service whichever span-metrics source is picked, never both at once', async () => {
+    const q = dashboardQueries(dashboard).find(
+      (d) => d.panel === 'Agent span rate and errors (span metrics)' && d.refId === 'A',
+    )!;
+    const byPrefix = await Promise.all(
+      PREFIXES.map(async (prefix) => {
+        const expr = expandGrafanaVariables(q.expr, dashboard, RATE_WINDOW, { spanmetrics_prefix: prefix });
+        // The increase over the window instead of the rate: the same counts from both sources.
+        const rows = await instantQuery(prom!, expr.replaceAll('rate(', 'increase('));
+        return Object.fromEntries(
+          rows.map((r) => [JSON.stringify(r.metric), Math.round(Number(r.value[1]))]),
+        );
+      }),
+    );
+    // One series per service, labelled service_name for both (Tempo's `service` is renamed).
+    expect(Object.keys(byPrefix[0]!).map((k) => Object.keys(JSON.parse(k)))).toEqual(
+      Object.keys(byPrefix[0]!).map(() => ['service_name']),
+    );
+    expect(Object.keys(byPrefix[0]!)).toContain(JSON.stringify({ service_name: AGENT_SERVICE_NAME }));
+    expect(byPrefix[1]).toEqual(byPrefix[0]);
   });
 
   it('lists exactly the dropped and conflicting sessions in "Boundaries needing a human"', async () => {

@@ -85,16 +85,42 @@ export function dashboardQueries(dashboard: Dashboard): DashboardQuery[] {
   );
 }
 
-/** `label_values(metric, label)` of the dashboard's query variables. */
-export function variableQueries(dashboard: Dashboard): { name: string; metric: string; label: string }[] {
+/** What a dashboard query variable asks Prometheus. */
+export type VariableQuery =
+  /** `label_values(metric, label)`: the label's values on that metric. */
+  | { name: string; kind: 'label_values'; metric: string; label: string }
+  /** `query_result(expr)` with a regex: Grafana formats each result series and keeps the regex's group. */
+  | { name: string; kind: 'query_result'; expr: string; regex: RegExp };
+
+/** The query variables of the dashboard (`label_values(...)` or `query_result(...)` with a regex). */
+export function variableQueries(dashboard: Dashboard): VariableQuery[] {
   return dashboard.templating.list
     .filter((v) => v.type === 'query')
-    .map((v) => {
+    .map((v): VariableQuery => {
       const q = typeof v.query === 'string' ? v.query : (v.query?.query ?? '');
-      const m = /^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$/.exec(q);
-      if (!m) throw new Error(`variable ${v.name}: expected label_values(metric, label), got ${q}`);
-      return { name: v.name, metric: m[1]!, label: m[2]! };
+      const lv = /^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$/.exec(q);
+      if (lv) return { name: v.name, kind: 'label_values', metric: lv[1]!, label: lv[2]! };
+      const qr = /^query_result\(([\s\S]*)\)$/.exec(q);
+      const regex = typeof v.regex === 'string' ? /^\/(.*)\/$/.exec(v.regex) : null;
+      if (qr && regex)
+        return { name: v.name, kind: 'query_result', expr: qr[1]!, regex: new RegExp(regex[1]!) };
+      throw new Error(
+        `variable ${v.name}: expected label_values(metric, label), or query_result(expr) with a regex; got ${q}`,
+      );
     });
+}
+
+/** The values of each custom variable (its options), the default one first. */
+export function customVariableValues(dashboard: Dashboard): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const v of dashboard.templating.list) {
+    if (v.type !== 'custom') continue;
+    const options = (v.options as { value: string; selected?: boolean }[] | undefined) ?? [];
+    out[v.name] = [...options]
+      .sort((a, b) => Number(b.selected === true) - Number(a.selected === true))
+      .map((o) => o.value);
+  }
+  return out;
 }
 
 /** A label matcher such as `state="conflicting"` or `runtime=~"$runtime"`. */
@@ -108,6 +134,8 @@ export interface Matcher {
 /** What the scanner found in one expression. */
 export interface PromqlNames {
   metrics: Set<string>;
+  /** `{__name__=~"..."}` selectors: the names each one may match (any one of them). */
+  metricRegexes: string[][];
   /** Label names in matchers and in by/without/on/ignoring/group_* clauses. */
   labels: Set<string>;
   matchers: Matcher[];
@@ -117,9 +145,17 @@ const IDENT = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool']);
 const SET_OPERATORS = new Set(['and', 'or', 'unless']);
 
+/** The names a regex of the form `prefix(a|b)suffix` (one group, or none) matches. */
+export function expandAlternation(regex: string): string[] {
+  const m = /^([^()|]*)\(([^()]*)\)([^()|]*)$/.exec(regex);
+  if (!m) return [regex];
+  return m[2]!.split('|').map((alt) => `${m[1]}${alt}${m[3]}`);
+}
+
 /** Scans one PromQL expression. Grafana variables ($runtime, $__rate_interval) may appear. */
 export function scanPromql(expr: string): PromqlNames {
   const metrics = new Set<string>();
+  const metricRegexes: string[][] = [];
   const labels = new Set<string>();
   const matchers: Matcher[] = [];
   // Selectors with braces: name{...} or {...}.
@@ -129,6 +165,9 @@ export function scanPromql(expr: string): PromqlNames {
     for (const m of body.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"/g)) {
       labels.add(m[1]!);
       matchers.push({ metric: name, label: m[1]!, op: m[2] as Matcher['op'], value: m[3]! });
+      // {__name__="x"} and {__name__=~"a(b|c)d"} select metrics by name.
+      if (m[1] === '__name__' && m[2] === '=') metrics.add(m[3]!);
+      if (m[1] === '__name__' && m[2] === '=~') metricRegexes.push(expandAlternation(m[3]!));
     }
     return ` ${name !== undefined && (KEYWORDS.has(name) || SET_OPERATORS.has(name)) ? name : ''} `;
   });
@@ -152,19 +191,36 @@ export function scanPromql(expr: string): PromqlNames {
     if (/^\d/.test(name)) continue;
     metrics.add(name);
   }
-  return { metrics, labels, matchers };
+  return { metrics, metricRegexes, labels, matchers };
 }
 
 /**
  * Replaces the Grafana variables in a dashboard query with what Grafana would send for the
- * default selection ("All" → the variable's allValue; intervals → `interval`).
+ * default selection ("All" → the variable's allValue; intervals → `interval`; a custom variable →
+ * its current value), or for the values given in `choose` (custom variables).
  */
-export function expandGrafanaVariables(expr: string, dashboard: Dashboard, interval: string): string {
+export function expandGrafanaVariables(
+  expr: string,
+  dashboard: Dashboard,
+  interval: string,
+  choose: Record<string, string> = {},
+): string {
   let out = expr.replaceAll('$__rate_interval', interval).replaceAll('$__interval', interval);
-  for (const v of dashboard.templating.list) {
-    if (v.type !== 'query') continue;
-    out = out.replaceAll(`$${v.name}`, v.allValue ?? '.*').replaceAll(`\${${v.name}}`, v.allValue ?? '.*');
+  const sub = (name: string, value: string) => {
+    out = out
+      .replaceAll(`\${${name}}`, value)
+      .replaceAll(new RegExp(`\\$${name}(?![a-zA-Z0-9_])`, 'g'), value);
+  };
+  // Longer names first, so `$service` does not eat the start of `$service_label`.
+  const vars = [...dashboard.templating.list].sort((a, b) => b.name.length - a.name.length);
+  for (const v of vars) {
+    if (v.type === 'query') sub(v.name, v.allValue ?? '.*');
+    if (v.type === 'custom') {
+      const current = (v.current as { value?: string } | undefined)?.value ?? '';
+      sub(v.name, choose[v.name] ?? current);
+    }
   }
-  if (/\$\w/.test(out)) throw new Error(`unexpanded Grafana variable in ${out}`);
+  // `$1` in label_replace is PromQL's, not a variable.
+  if (/\$\{?[a-zA-Z_]/.test(out)) throw new Error(`unexpanded Grafana variable in ${out}`);
   return out;
 }
