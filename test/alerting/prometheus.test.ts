@@ -18,6 +18,7 @@ import {
   SERVICE_PROMETHEUS_NAMES,
 } from '../../src/otel/semconv.js';
 import { CollectorDouble } from './collector-double.js';
+import { ensurePrometheusTools, INSTALL_TIMEOUT_MS } from './tools.js';
 import { CONTINUITY_SERVE_JOB, SPANMETRICS_CALLS } from './collector-names.js';
 import {
   alertRules,
@@ -126,6 +127,7 @@ async function moreEvaluations(n: number): Promise<void> {
 }
 
 beforeAll(async () => {
+  await ensurePrometheusTools();
   dir = mkdtempSync(join(tmpdir(), 'continuity-prometheus-'));
   double = await CollectorDouble.start();
   const serveConfig = join(dir, 'serve.yaml');
@@ -157,7 +159,7 @@ beforeAll(async () => {
   });
   await untilAtLeast(`sum(up{job="${CONTINUITY_SERVE_JOB}"})`, 1);
   await untilAtLeast('sum(up{job="otel-collector"})', 1);
-});
+}, INSTALL_TIMEOUT_MS);
 
 afterAll(async () => {
   await stopChild(prom?.child);

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SERVICE_DEFAULTS } from '../../src/service/config.js';
 import { CONTINUITY_SERVE_JOB } from './collector-names.js';
@@ -13,7 +13,7 @@ import {
   RULES_FILE,
   RULES_TEST_FILE,
 } from './promql.js';
-import { runTool } from './tools.js';
+import { ensurePrometheusTools, INSTALL_TIMEOUT_MS, runTool } from './tools.js';
 
 const rules = loadAlertRules();
 const PROMETHEUS_DIR = configPath('prometheus');
@@ -24,6 +24,7 @@ type RulesTest = {
 };
 
 const scratch = mkdtempSync(join(tmpdir(), 'continuity-promtool-'));
+beforeAll(() => ensurePrometheusTools(), INSTALL_TIMEOUT_MS);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('alert rules (collector-config/prometheus/continuity.rules.yml)', () => {

@@ -1,21 +1,39 @@
 /**
- * Test support: finds the Prometheus tools (prometheus, promtool, prometheus-alertmanager, amtool)
- * and runs them. A missing tool fails the test with the command that installs it; it never skips.
+ * Test support: the Prometheus tools (prometheus, promtool, prometheus-alertmanager, amtool),
+ * installed by the tests themselves when they are missing (Debian packages, through
+ * `ensureSystemTools` of test/support/peers.ts, as root or with passwordless sudo), and run.
+ * What cannot be installed fails with one line naming the command; a test never skips.
  */
 import { spawnSync } from 'node:child_process';
+import { ensureSystemTools, type SystemTool } from '../support/peers.js';
 
-/** The tools scripts/setup-system.sh installs. */
+/** The tools the alerting tests run. */
 export type PrometheusTool = 'prometheus' | 'promtool' | 'amtool' | 'prometheus-alertmanager';
 
-const SETUP_HINT =
-  'Install it with scripts/setup-system.sh (as root on Debian/Ubuntu, e.g. `sudo scripts/setup-system.sh`; ' +
-  'elsewhere get Prometheus and Alertmanager from https://prometheus.io/download/ and put them on PATH).';
+/** Each tool and the Debian package that has it. */
+export const PROMETHEUS_TOOLS: readonly (SystemTool & { command: PrometheusTool })[] = [
+  { command: 'prometheus', debianPackage: 'prometheus' },
+  { command: 'promtool', debianPackage: 'prometheus' },
+  { command: 'prometheus-alertmanager', debianPackage: 'prometheus-alertmanager' },
+  { command: 'amtool', debianPackage: 'prometheus-alertmanager' },
+];
 
-/** Throws a clear error when `tool` is not on PATH. */
+/** apt-get on a fresh machine: the package lists, then about 60 MB. */
+export const INSTALL_TIMEOUT_MS = 20 * 60_000;
+
+/** Installs what is missing (call from `beforeAll` with {@link INSTALL_TIMEOUT_MS}). */
+export function ensurePrometheusTools(): Promise<void> {
+  return ensureSystemTools(PROMETHEUS_TOOLS);
+}
+
+/** Throws a clear error when `tool` is not on PATH (after {@link ensurePrometheusTools} it is). */
 export function requireTool(tool: PrometheusTool): void {
   const r = spawnSync(tool, ['--version'], { encoding: 'utf8' });
   if (r.error !== undefined) {
-    throw new Error(`${tool} is not on PATH (${(r.error as NodeJS.ErrnoException).code}). ${SETUP_HINT}`);
+    const pkg = PROMETHEUS_TOOLS.find((t) => t.command === tool)!.debianPackage;
+    throw new Error(
+      `${tool} is not on PATH (${(r.error as NodeJS.ErrnoException).code}); install: sudo apt-get install -y --no-install-recommends ${pkg}`,
+    );
   }
 }
 

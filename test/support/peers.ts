@@ -208,27 +208,60 @@ export interface SystemTool {
   readonly debianPackage: string;
 }
 
-function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore', env }).status === 0;
+}
+
+/** How this process can run apt-get: as root, through passwordless sudo, or not at all. */
+export type Privileges = 'root' | 'sudo' | 'none';
+
+/** Whether this process may install system packages (root, or `sudo -n` that asks for no password). */
+export function installPrivileges(env: NodeJS.ProcessEnv = process.env): Privileges {
+  if (process.getuid?.() === 0) return 'root';
+  if (!onPath('sudo', env)) return 'none';
+  return spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore', env, timeout: 10_000 }).status === 0
+    ? 'sudo'
+    : 'none';
+}
+
+/** Options of {@link ensureSystemTools}; the defaults are this process's. */
+export interface SystemToolsOptions {
+  env?: NodeJS.ProcessEnv;
+  privileges?: Privileges;
 }
 
 /**
  * Makes sure every tool is on PATH: installs the missing ones' Debian packages with apt-get when
- * running as root (never starting their services), else throws one line naming the command.
+ * running as root or with passwordless sudo (never starting their services), else throws one line
+ * naming the command. Takes as long as apt-get: call it from `beforeAll` with a long timeout.
  */
-export async function ensureSystemTools(tools: readonly SystemTool[]): Promise<void> {
-  const missing = () => tools.filter((t) => !onPath(t.command));
+export async function ensureSystemTools(
+  tools: readonly SystemTool[],
+  options: SystemToolsOptions = {},
+): Promise<void> {
+  const env = options.env ?? process.env;
+  const missing = () => tools.filter((t) => !onPath(t.command, env));
   if (missing().length === 0) return;
   const packages = [...new Set(missing().map((t) => t.debianPackage))];
   const manual = `sudo apt-get install -y --no-install-recommends ${packages.join(' ')}`;
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot || !onPath('apt-get')) {
+  const privileges = options.privileges ?? installPrivileges(env);
+  if (privileges === 'none' || !onPath('apt-get', env)) {
     throw new Error(
       `missing ${missing()
         .map((t) => t.command)
         .join(', ')}; install: ${manual}`,
     );
   }
+  const asRoot = (args: string[], timeout: number) =>
+    spawnSync(
+      privileges === 'sudo' ? 'sudo' : args[0]!,
+      privileges === 'sudo' ? ['-n', ...args] : args.slice(1),
+      {
+        env: { ...env, DEBIAN_FRONTEND: 'noninteractive' },
+        encoding: 'utf8',
+        timeout,
+      },
+    );
   mkdirSync(peerCacheRoot(), { recursive: true });
   await withLock(join(peerCacheRoot(), 'apt.lock'), () => {
     const still = [...new Set(missing().map((t) => t.debianPackage))];
@@ -236,33 +269,37 @@ export async function ensureSystemTools(tools: readonly SystemTool[]): Promise<v
     // policy-rc.d 101: the packages' postinst scripts must not start services (Prometheus on :9090).
     const policy = '/usr/sbin/policy-rc.d';
     const wrotePolicy = !existsSync(policy);
-    if (wrotePolicy) writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+    if (wrotePolicy) {
+      asRoot(['sh', '-c', `printf '#!/bin/sh\\nexit 101\\n' > ${policy} && chmod 0755 ${policy}`], 10_000);
+    }
     try {
-      const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-      let r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...still], {
-        env,
-        encoding: 'utf8',
-        timeout: 15 * 60_000,
-      });
+      const install = [
+        'env',
+        'DEBIAN_FRONTEND=noninteractive',
+        'apt-get',
+        'install',
+        '-y',
+        '-qq',
+        '--no-install-recommends',
+        ...still,
+      ];
+      let r = asRoot(install, 15 * 60_000);
       if (r.status !== 0) {
-        spawnSync('apt-get', ['update', '-qq'], { env, encoding: 'utf8', timeout: 10 * 60_000 });
-        r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...still], {
-          env,
-          encoding: 'utf8',
-          timeout: 15 * 60_000,
-        });
+        // A fresh machine has no package lists yet.
+        asRoot(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'update', '-qq'], 10 * 60_000);
+        r = asRoot(install, 15 * 60_000);
       }
       if (r.status !== 0) {
-        const why = (r.stderr || r.stdout).trim().split('\n').at(-1);
+        const why = (r.stderr || r.stdout || String(r.error ?? '')).trim().split('\n').at(-1);
         throw new Error(`apt-get install ${still.join(' ')} failed (${why}); install: ${manual}`);
       }
     } finally {
-      if (wrotePolicy) rmSync(policy, { force: true });
+      if (wrotePolicy) asRoot(['rm', '-f', policy], 10_000);
     }
   });
   const left = missing();
   if (left.length > 0)
     throw new Error(
-      `installed ${packages.join(' ')} but ${left.map((t) => t.command).join(', ')} still not on PATH`,
+      `installed ${packages.join(' ')} but ${left.map((t) => t.command).join(', ')} still not on PATH; install: ${manual}`,
     );
 }
