@@ -18,7 +18,6 @@ import {
   SERVICE_PROMETHEUS_NAMES,
 } from '../../src/otel/semconv.js';
 import { CollectorDouble } from './collector-double.js';
-import { ensurePrometheusTools, INSTALL_TIMEOUT_MS } from './tools.js';
 import { CONTINUITY_SERVE_JOB, SPANMETRICS_CALLS } from './collector-names.js';
 import {
   alertRules,
@@ -51,6 +50,7 @@ import {
   sixCaseWave,
   spanWithoutSession,
 } from './six-case-spans.js';
+import { ensurePrometheusTools, INSTALL_TIMEOUT_MS } from './tools.js';
 
 const BOUNDARIES = PROMETHEUS_NAMES[METRIC_BOUNDARIES];
 /** The window Grafana's $__rate_interval stands for here: longer than the whole test. */
