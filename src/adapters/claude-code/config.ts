@@ -5,11 +5,14 @@
  *
  * Lean (the gate loads it): node:path and the core's configuration and state modules.
  */
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { type ContinuityEnv, type LoadedConfig, loadConfig, resolveEnv } from '../core/config.js';
 import type { ToolKind } from '../core/events.js';
 import type { Voice } from '../core/messages.js';
-import { fs, type StateDir, stateDirOf } from '../core/state.js';
+import { launcherFor } from '../core/process.js';
+import { type StateDir, stateDirOf } from '../core/state.js';
+
+export { onPath } from '../core/process.js';
 
 /** The runtime name written on every compaction span and ledger record, and the spans' `service.name`. */
 export const RUNTIME = 'claude-code';
@@ -95,31 +98,12 @@ export function loadClaudeCodeConfig(projectDir: string, env: ClaudeCodeEnv): Lo
   return loadConfig(projectDir, env.core, { runtime: RUNTIME, gatedTools: DEFAULT_GATED_TOOLS });
 }
 
-/** True when an executable named `name` is on `path`. */
-export function onPath(name: string, path: string): boolean {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    try {
-      fs.accessSync(join(dir, name), fs.constants.X_OK);
-      return true;
-    } catch {
-      // Not in this directory.
-    }
-  }
-  return false;
-}
-
 /**
  * How the agent's shell starts continuity: `continuity` when it is on PATH, else
- * `node <this checkout's bin/continuity.js>` (what `continuity init` writes into the hooks when
- * `continuity` is not on PATH), so the command the messages print runs as printed.
+ * `node <this checkout's bin/continuity.js>`.
  */
 export function launcher(env: ClaudeCodeEnv): string {
-  if (onPath('continuity', env.path)) return 'continuity';
-  if (env.script && /(?:^|\/)continuity(?:\.js)?$/.test(env.script) && isAbsolute(env.script)) {
-    return `node ${env.script}`;
-  }
-  return 'continuity';
+  return launcherFor(env.path, env.script);
 }
 
 /** The words' voice for Claude Code. */

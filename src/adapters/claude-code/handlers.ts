@@ -6,27 +6,26 @@
  * evidence missing, a stderr line and exit 0. The compaction summary and custom instructions are
  * never read; the transcript is read locally for token counts only.
  */
-import { randomBytes } from 'node:crypto';
-import { isAbsolute, relative } from 'node:path';
-import { type ActivityState, OPAQUE_ID_PATTERN } from '../../decision/model.js';
-import { formatRfc3339Utc } from '../../decision/time.js';
-import { type ExportSpan, nowNs, randomSpanIds } from '../../export/spans.js';
-import { activityAttributes } from '../../otel/attributes.js';
-import { SPAN_ACTIVITY } from '../../otel/semconv.js';
+import type { ActivityState } from '../../decision/model.js';
 import type { AssemblyInput } from '../core/boundary.js';
 import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '../core/capture.js';
 import type { AdapterConfig } from '../core/config.js';
 import type { CompactedEvent, PreEvent } from '../core/events.js';
-import { ledgerRederive, openEvidence, taskRecordNames } from '../core/evidence.js';
-import { exportAdapterSpans } from '../core/export.js';
+import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
 import type { Rederive } from '../core/gate.js';
 import { compactionContext, summaryInstruction } from '../core/messages.js';
+import {
+  newBoundaryId as coreBoundaryId,
+  recordActivity,
+  storableSessionId,
+  systemNow,
+  taskRecordLabel,
+} from '../core/recording.js';
 import {
   createMarker,
   markerFile,
   type PreCapture,
   readGateState,
-  writeActivity,
   writeGateState,
   writeProjectSession,
 } from '../core/state.js';
@@ -38,24 +37,10 @@ import { compactBoundaryTokens, lastReplyTokens } from './transcript.js';
 
 /** A new boundary id: lower-case, time-ordered, opaque. */
 export function newBoundaryId(): string {
-  return `cc-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+  return coreBoundaryId('cc');
 }
 
-/** The clock the hooks use by default. */
-export function systemNow(): string {
-  return formatRfc3339Utc(Date.now());
-}
-
-/** How messages name the task record: project-relative, never an absolute path. */
-export function taskRecordLabel(config: AdapterConfig): string {
-  const rel = relative(config.projectDir, config.taskRecordPath);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : 'the task record (CONTINUITY_TASK_RECORD)';
-}
-
-/** True when the session id can be stored (the ledger's opaque-id rule). */
-export function storableSessionId(id: string): boolean {
-  return OPAQUE_ID_PATTERN.test(id);
-}
+export { storableSessionId, systemNow, taskRecordLabel };
 
 /** The gate's slow path for Claude Code: the ledger and the classifier. */
 export function rederive(config: AdapterConfig, env: ClaudeCodeEnv): Rederive {
@@ -207,30 +192,8 @@ async function measureLate(run: HookRun, now: string): Promise<void> {
 /** Activity: record a change of the activity state (ledger + `continuity.activity` span). */
 async function onActivity(run: HookRun, stateName: ActivityState): Promise<string> {
   const { payload: p, config, env } = run;
-  const startNs = nowNs();
   const now = systemNow();
-  const state = claudeCodeState(env);
   await measureLate(run, now).catch((e: Error) => run.warn(`${p.event}: ${e.message.split('\n')[0]}`));
-  const { readActivity } = await import('../core/state.js');
-  if (readActivity(state, p.sessionId) === stateName) return '';
-  const store = openEvidence(config);
-  let ok = false;
-  try {
-    await store.append({ type: 'activity', sessionId: p.sessionId, state: stateName, at: now });
-    ok = true;
-  } catch (e) {
-    run.warn(`${p.event}: ledger: ${(e as Error).message.split('\n')[0]}`);
-  } finally {
-    await store.close().catch(() => {});
-  }
-  if (ok) writeActivity(state, p.sessionId, stateName);
-  const span: ExportSpan = {
-    name: SPAN_ACTIVITY,
-    ids: randomSpanIds(),
-    startNs,
-    endNs: nowNs(),
-    attributes: activityAttributes(p.sessionId, stateName),
-  };
-  await exportAdapterSpans([span], config, prefixed(run));
+  await recordActivity(config, claudeCodeState(env), p.sessionId, stateName, now, prefixed(run));
   return '';
 }

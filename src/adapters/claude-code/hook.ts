@@ -36,7 +36,8 @@
 
 import type { AdapterConfig } from '../core/config.js';
 import { decideGate } from '../core/gate.js';
-import { fs, isRecord, readActivity, readGateState } from '../core/state.js';
+import { type HookIo, headField, oneLine, processIo, stringField, validSessionId } from '../core/process.js';
+import { isRecord, readActivity, readGateState } from '../core/state.js';
 import {
   type ClaudeCodeEnv,
   claudeCodeState,
@@ -47,12 +48,10 @@ import {
   toolKind,
 } from './config.js';
 
-// ── Input ─────────────────────────────────────────────────────────────────────────────────────
-/** Largest stdin the hook parses (bytes). Larger input is drained and read from its head only. */
-export const MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
-/** Longest session id accepted (the ledger's opaque id limit). */
-const MAX_ID = 256;
+export type { HookIo } from '../core/process.js';
+export { MAX_PAYLOAD_BYTES, processIo, readAll, readStdin } from '../core/process.js';
 
+// ── Input ─────────────────────────────────────────────────────────────────────────────────────
 /** What the adapter keeps from a hook's input. */
 export interface HookPayload {
   event: string;
@@ -91,110 +90,37 @@ export type PayloadResult =
   | { ok: true; payload: HookPayload; local: LocalInputs; problem?: never }
   | { ok: false; problem: string; payload?: never; local?: never };
 
-/** Reads all of a stream into one buffer, keeping at most `limit` bytes (the rest is drained). */
-export async function readAll(
-  stream: NodeJS.ReadableStream,
-  limit = MAX_PAYLOAD_BYTES,
-): Promise<{ buffer: Buffer; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  for await (const chunk of stream) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    if (size + buf.length > limit) {
-      truncated = true;
-      if (size < limit) chunks.push(buf.subarray(0, limit - size));
-      size = limit;
-      continue; // keep draining so the writer never sees a broken pipe
-    }
-    chunks.push(buf);
-    size += buf.length;
-  }
-  return { buffer: Buffer.concat(chunks), truncated };
-}
-
-/**
- * Reads all of fd 0 with blocking reads, keeping at most `limit` bytes and draining the rest.
- * Cheaper than `process.stdin` (no stream to set up). Falls back to the stream when stdin is
- * non-blocking (EAGAIN) or not readable this way.
- */
-export async function readStdin(limit = MAX_PAYLOAD_BYTES): Promise<{ buffer: Buffer; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  const chunk = Buffer.allocUnsafe(1 << 16);
-  try {
-    for (;;) {
-      const n = fs.readSync(0, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      if (size + n > limit) {
-        truncated = true;
-        if (size < limit) chunks.push(Buffer.from(chunk.subarray(0, limit - size)));
-        size = limit;
-        continue;
-      }
-      chunks.push(Buffer.from(chunk.subarray(0, n)));
-      size += n;
-    }
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EOF') return { buffer: Buffer.concat(chunks), truncated };
-    if (size === 0 && (code === 'EAGAIN' || code === 'EISDIR' || code === 'EINVAL'))
-      return readAll(process.stdin, limit);
-    throw e;
-  }
-  return { buffer: Buffer.concat(chunks), truncated };
-}
-
-function str(obj: Record<string, unknown>, key: string, max = 4096): string | undefined {
-  const v = obj[key];
-  return typeof v === 'string' && v.length <= max ? v : undefined;
-}
-
-function validSessionId(id: unknown): id is string {
-  // Control characters and white space never belong in an id; the strict opaque-id pattern is
-  // checked by the recording paths before anything is stored.
-  return typeof id === 'string' && id.length > 0 && id.length <= MAX_ID && !/[\s\u0000-\u001f]/.test(id);
-}
-
-// In a truncated payload only top-level fields before the huge one can be trusted. A field name
-// inside a JSON string has its quotes escaped, so an unescaped `"name":"value"` is structural.
-function headField(head: string, key: string): string | undefined {
-  const m = new RegExp(`(?<!\\\\)"${key}"\\s*:\\s*"([^"\\\\]{1,4096})"`).exec(head);
-  return m?.[1];
-}
-
 /** Turns a parsed object into a {@link HookPayload}, or names the first problem. */
 export function toPayload(raw: unknown): PayloadResult {
   if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
-  const event = str(raw, 'hook_event_name', 128);
+  const event = stringField(raw, 'hook_event_name', 128);
   if (!event) return { ok: false, problem: 'hook_event_name is missing' };
   if (!validSessionId(raw.session_id))
     return { ok: false, problem: `${event}: session_id is missing or invalid` };
   const p: HookPayload = { event, sessionId: raw.session_id };
-  const cwd = str(raw, 'cwd');
+  const cwd = stringField(raw, 'cwd');
   if (cwd) p.cwd = cwd;
   const trigger = raw.trigger;
   if (trigger === 'manual' || trigger === 'auto') p.trigger = trigger;
-  const source = str(raw, 'source', 64);
+  const source = stringField(raw, 'source', 64);
   if (source) p.source = source;
-  const loadReason = str(raw, 'load_reason', 64);
+  const loadReason = stringField(raw, 'load_reason', 64);
   if (loadReason) p.loadReason = loadReason;
-  const toolName = str(raw, 'tool_name', 256);
+  const toolName = stringField(raw, 'tool_name', 256);
   if (toolName) p.toolName = toolName;
-  const notificationType = str(raw, 'notification_type', 64);
+  const notificationType = stringField(raw, 'notification_type', 64);
   if (notificationType) p.notificationType = notificationType;
-  const agentId = str(raw, 'agent_id', 256);
+  const agentId = stringField(raw, 'agent_id', 256);
   if (agentId) p.agentId = agentId;
-  const agentType = str(raw, 'agent_type', 256);
+  const agentType = stringField(raw, 'agent_type', 256);
   if (agentType !== undefined) p.agentType = agentType;
   if (event === 'PreToolUse' && isRecord(raw.tool_input)) {
     const input = raw.tool_input;
     if (typeof input.command === 'string') p.command = input.command;
-    const path = str(input, 'file_path') ?? str(input, 'notebook_path');
+    const path = stringField(input, 'file_path') ?? stringField(input, 'notebook_path');
     if (path) p.filePath = path;
   }
-  const transcriptPath = str(raw, 'transcript_path');
+  const transcriptPath = stringField(raw, 'transcript_path');
   return { ok: true, payload: p, local: transcriptPath ? { transcriptPath } : {} };
 }
 
@@ -227,37 +153,6 @@ export function parsePayload(buffer: Buffer, truncated: boolean): PayloadResult 
 }
 
 // ── Dispatch ──────────────────────────────────────────────────────────────────────────────────
-/** Where the hook reads and writes. Default: file descriptors 0, 1, 2 and the process environment. */
-export interface HookIo {
-  /** Reads all of stdin (at most `limit` bytes kept). */
-  readInput: () => Promise<{ buffer: Buffer; truncated: boolean }>;
-  stdout: { write(s: string): unknown };
-  stderr: { write(s: string): unknown };
-  env: NodeJS.ProcessEnv;
-  /** The script this process runs (`process.argv[1]`), for the launcher the messages print. */
-  script?: string;
-}
-
-// The default streams write straight to the file descriptors: creating process.stdout and
-// process.stderr costs milliseconds the gate's fast path does not have, and a hook's output is
-// small and must be complete before the process exits.
-const fdWriter = (fd: number) => ({
-  write: (s: string) => {
-    if (s.length > 0) fs.writeSync(fd, s);
-  },
-});
-
-/** The process's own stdin, stdout, stderr and environment. */
-export function processIo(): HookIo {
-  return {
-    readInput: () => readStdin(),
-    stdout: fdWriter(1),
-    stderr: fdWriter(2),
-    env: process.env,
-    ...(process.argv[1] ? { script: process.argv[1] } : {}),
-  };
-}
-
 /**
  * `Notification` types that mean a human is awaited (the others, such as `auth_success` or
  * `agent_completed`, say nothing about the agent's activity). From the 2.1.328 binary and the
@@ -292,10 +187,6 @@ export function activityOf(p: HookPayload): 'working' | 'waiting_human' | 'idle'
 }
 
 const RECORDING_EVENTS = new Set(['PreCompact', 'PostCompact', 'SessionStart', 'InstructionsLoaded']);
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 500);
-}
 
 /** What every recording handler gets. */
 export interface HookRun {

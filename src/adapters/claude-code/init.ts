@@ -16,19 +16,17 @@
  * the path at run time (docs/claude-code.md).
  */
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
-import { DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from '../core/config.js';
+import { PROJECT_STATE_DIR } from '../core/config.js';
+import { binPath, ensureProjectFiles } from '../core/project.js';
 import { ensureDir, isRecord, readJsonFile, writeFileAtomic } from '../core/state.js';
-import { taskRecordTemplate } from '../core/task-record.js';
 import { type ClaudeCodeEnv, DEFAULT_GATED_TOOLS, onPath, resolveClaudeCodeEnv } from './config.js';
 
 /** Recognizes the adapter's hooks in an existing settings file, whatever launcher they use. */
 const OURS = /\bhook\s+claude-code\b/;
 /** What init records of the rules it added, so `--remove` takes out exactly those. */
 const INSTALLED_FILE = `${PROJECT_STATE_DIR}/installed.json`;
-const GITIGNORE_LINE = `${PROJECT_STATE_DIR}/`;
 
 /** One hook registration the adapter wants. */
 export interface HookRegistration {
@@ -291,21 +289,7 @@ export function removeProtection(
   return { settings: out, removed };
 }
 
-/** Adds `.continuity/` to a `.gitignore`'s text (pure); `undefined` when it is already ignored. */
-export function gitignoreWith(text: string | undefined): string | undefined {
-  const lines = (text ?? '').split(/\r?\n/).map((l) => l.trim());
-  if (lines.some((l) => ['.continuity', '.continuity/', '/.continuity', '/.continuity/'].includes(l))) {
-    return undefined;
-  }
-  const base = text ?? '';
-  const sep = base.length === 0 || base.endsWith('\n') ? '' : '\n';
-  return `${base}${sep}# agent-continuity: the task record holds raw decision values\n${GITIGNORE_LINE}\n`;
-}
-
-/** This checkout's `bin/continuity.js`, absolute. */
-export function binPath(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'continuity.js');
-}
+export { binPath, gitignoreWith } from '../core/project.js';
 
 /** Options of `continuity init claude-code`. */
 export interface InitOptions {
@@ -426,26 +410,7 @@ function install(options: InitOptions, t: Target): string[] {
     writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(union, null, 2)}\n`);
   }
 
-  const gitignore = join(project, '.gitignore');
-  const next = gitignoreWith(existsSync(gitignore) ? readFileSync(gitignore, 'utf8') : undefined);
-  if (next === undefined) out.push(`.gitignore: already ignores ${GITIGNORE_LINE}`);
-  else {
-    const gMode = existsSync(gitignore) ? statSync(gitignore).mode & 0o777 : 0o644;
-    writeFileAtomic(gitignore, next);
-    chmodSync(gitignore, gMode);
-    out.push(`.gitignore: added ${GITIGNORE_LINE} (the task record holds raw decision values)`);
-  }
-
-  const taskPath = join(project, DEFAULT_TASK_RECORD);
-  const taskRel = relative(project, taskPath);
-  if (existsSync(taskPath)) {
-    out.push(`${taskRel}: exists, left as it is`);
-  } else {
-    writeFileAtomic(taskPath, taskRecordTemplate());
-    out.push(
-      `${taskRel}: created from the template; fill in 3 to 7 decisions of the current task and delete the "template" line`,
-    );
-  }
+  out.push(...ensureProjectFiles(project));
   if (!explicit && !onPathNow) {
     out.push(
       `note: \`continuity\` is not on PATH, so the hooks run "node ${binPath()}"; the agent is told to restate with the same command`,

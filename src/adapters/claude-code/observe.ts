@@ -7,11 +7,14 @@
  * Bash tool), else the project's current session, which the SessionStart, PreCompact and
  * compaction hooks record (keyed by the project directory, in a 0600 file under the state root).
  */
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
 import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
-import { readProjectSession, type StateDir } from '../core/state.js';
+import { findProjectSession } from '../core/state.js';
+
+export { findProjectSession } from '../core/state.js';
+
 import { claudeCodeState, claudeCodeVoice, loadClaudeCodeConfig, resolveClaudeCodeEnv } from './config.js';
 import { systemNow, taskRecordLabel } from './handlers.js';
 
@@ -36,18 +39,6 @@ export interface ObserveOptions {
 
 /** What `continuity observe` found, also printed as JSON with `--json`. */
 export type ObserveResult = RestateResult;
-
-/** Finds the current session recorded for `dir` or the nearest parent that has one. */
-export function findProjectSession(state: StateDir, dir: string): string | undefined {
-  let d = resolve(dir);
-  for (;;) {
-    const s = readProjectSession(state, d);
-    if (s) return s.sessionId;
-    const up = dirname(d);
-    if (up === d) return undefined;
-    d = up;
-  }
-}
 
 /** Records the restatement and classifies the boundary. Throws {@link InputError} for bad input. */
 export async function runObserve(options: ObserveOptions): Promise<ObserveResult> {

@@ -16,30 +16,11 @@
  * Only the transcript's tail is read (at most {@link TAIL_BYTES}), so a long session costs the
  * same as a short one.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isCount } from '../core/boundary.js';
 import type { TokenCounts } from '../core/events.js';
+import { tailLines } from '../core/recording.js';
 
-/** Most bytes read from the end of a transcript. */
-export const TAIL_BYTES = 4 * 1024 * 1024;
-
-function tailLines(path: string): string[] {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, TAIL_BYTES);
-    const buf = Buffer.allocUnsafe(length);
-    const n = readSync(fd, buf, 0, length, size - length);
-    const lines = buf.toString('utf8', 0, n).split('\n');
-    if (size > length) lines.shift(); // the first line of the tail may be cut
-    return lines;
-  } catch {
-    return [];
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
+export { TAIL_BYTES } from '../core/recording.js';
 
 function parse(line: string): Record<string, unknown> | undefined {
   try {

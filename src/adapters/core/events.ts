@@ -88,7 +88,10 @@ export interface ToolEvent {
   command?: string;
   /** `file_write` tools: the target path (inspected, never stored). */
   filePath?: string;
-  /** True when the runtime's input was too large to read whole: the gate leans to `ask`. */
+  /**
+   * True when the runtime's input could not be read whole (too large, or a file write whose
+   * target could not be parsed): without a command or a target path, the gate leans to `ask`.
+   */
   truncated?: boolean;
 }
 

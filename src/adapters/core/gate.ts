@@ -63,7 +63,8 @@ const APPROVE = new RegExp(
 // Environment variables that hold or name keys.
 const KEY_VARIABLES = /CONTINUITY_(?:DIGEST|CHAIN)_KEY/;
 
-const LAUNCHER = String.raw`(?:npx(?:\s+(?:--no-install|--yes|-y|--offline))*\s+|node\s+)?`;
+// `node` may be an absolute path (a launcher printed for a shell whose PATH differs from the hook's).
+const LAUNCHER = String.raw`(?:npx(?:\s+(?:--no-install|--yes|-y|--offline))*\s+|(?:\/[^\s;&|<>$\x60()'"]*\/)?node\s+)?`;
 const READONLY_HEAD = new RegExp(
   String.raw`^\s*${LAUNCHER}(?:[^\s;&|<>$\x60()'"]*\/)?continuity(?:\.js)?\s+(?:observe|status|ledger\s+verify)(?:\s|$)`,
 );
@@ -196,6 +197,9 @@ function guardDecision(tool: ToolEvent, config: AdapterConfig): Verdict | 'conti
     if (kind === 'touches_task_record') return { verdict: 'ask', code: 'task_record_ask' };
     return undefined;
   }
+  // A file write whose target the adapter could not read (input cut short, or a multi-file edit it
+  // could not parse) may be aimed at the evidence: a human looks first.
+  if (tool.filePath === undefined && tool.truncated) return { verdict: 'ask', code: 'uninspectable_ask' };
   if (tool.filePath !== undefined && config.gate.protectContinuityFiles) {
     const where = inspectTargetPath(tool.filePath, config.projectDir, paths);
     if (where === 'touches_evidence') return { verdict: 'deny', code: 'evidence_refused' };

@@ -233,6 +233,7 @@ export const TASK_RECORD_ASK =
   'The continuity gate asks a human first: this changes the task record or the continuity configuration ' +
   "(.continuity/), which hold the task's decisions. A human should confirm the change.";
 
-/** The gate's reason when a Bash payload was too large to inspect. */
+/** The gate's reason when a tool call was too large (or too malformed) to inspect. */
 export const UNINSPECTABLE_ASK =
-  'The continuity gate asks a human first: this command is too large for the gate to inspect.';
+  'The continuity gate asks a human first: this command is too large for the gate to inspect, ' +
+  'or its target files could not be read from it.';

@@ -304,3 +304,15 @@ export function readProjectSession(s: StateDir, projectDir: string): ProjectSess
   if (!isRecord(raw) || raw.v !== 1 || typeof raw.sessionId !== 'string') return undefined;
   return raw as unknown as ProjectSession;
 }
+
+/** The current session recorded for `dir` or the nearest parent that has one. */
+export function findProjectSession(s: StateDir, dir: string): string | undefined {
+  let d = resolve(dir);
+  for (;;) {
+    const found = readProjectSession(s, d);
+    if (found) return found.sessionId;
+    const up = dirname(d);
+    if (up === d) return undefined;
+    d = up;
+  }
+}

@@ -2,6 +2,7 @@
  * `continuity observe`: the agent restates its task decisions after compaction; prints the
  * continuity state and the next action. See docs/claude-code.md.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isRecord } from '../../adapters/core/state.js';
 import { InputError } from '../../decision/problems.js';
@@ -25,6 +26,45 @@ function parseDecisionFlag(flag: string): [string, unknown] {
   }
 }
 
+/** The runtimes `continuity observe` restates for, by their CLI name. */
+const OBSERVE_RUNTIMES = ['claude-code', 'codex'] as const;
+type ObserveRuntime = (typeof OBSERVE_RUNTIMES)[number];
+
+/**
+ * Which adapter records the restatement (its state directory, its words): `--runtime`, else the
+ * runtime of the session's latest boundary in the ledger (the evidence says who recorded it),
+ * else Claude Code.
+ */
+async function observeRuntime(opts: {
+  runtime?: string;
+  session?: string;
+  ledger?: string;
+}): Promise<ObserveRuntime> {
+  if (opts.runtime !== undefined) {
+    if (!(OBSERVE_RUNTIMES as readonly string[]).includes(opts.runtime)) {
+      throw new InputError('--runtime', [
+        {
+          path: '(option)',
+          message: `unknown runtime "${opts.runtime}"; expected ${OBSERVE_RUNTIMES.join(' or ')}`,
+        },
+      ]);
+    }
+    return opts.runtime as ObserveRuntime;
+  }
+  if (opts.session === undefined) return 'claude-code';
+  const [{ resolveEnv }, { readLatestBoundary }, { RUNTIME: CODEX_RUNTIME }] = await Promise.all([
+    import('../../adapters/core/config.js'),
+    import('../../ledger/latest.js'),
+    import('../../adapters/codex/config.js'),
+  ]);
+  const ledger = opts.ledger ? resolve(opts.ledger) : resolveEnv(process.env).ledgerPath;
+  try {
+    return readLatestBoundary(ledger, opts.session)?.runtime === CODEX_RUNTIME ? 'codex' : 'claude-code';
+  } catch {
+    return 'claude-code'; // the restatement itself reports what is wrong with the ledger
+  }
+}
+
 /** Registers `continuity observe`. */
 export function registerObserve(program: Command): void {
   program
@@ -43,6 +83,10 @@ export function registerObserve(program: Command): void {
     .option('--decision <name=value>', 'one decision, value as JSON or plain text (repeatable)', collect, [])
     .option('--project <dir>', 'project directory (default: CLAUDE_PROJECT_DIR, else the working directory)')
     .option('--ledger <path>', 'ledger file (default: CONTINUITY_LEDGER, else the state directory)')
+    .option(
+      '--runtime <runtime>',
+      "the agent runtime: claude-code or codex (default: the runtime that recorded the session's latest boundary, else claude-code)",
+    )
     .option('--json', 'print a JSON document instead of text')
     .action(
       async (opts: {
@@ -51,6 +95,7 @@ export function registerObserve(program: Command): void {
         decision: string[];
         project?: string;
         ledger?: string;
+        runtime?: string;
         json?: boolean;
       }) => {
         if (opts.decisions === undefined && opts.decision.length === 0) {
@@ -77,16 +122,21 @@ export function registerObserve(program: Command): void {
           const [name, value] = parseDecisionFlag(flag);
           decisions[name] = value;
         }
-        // Loaded here, not at startup: the other commands never pay for the ledger and digests.
-        const { renderObserve, runObserve } = await import('../../adapters/claude-code/observe.js');
-        const result = await runObserve({
+        const runtime = await observeRuntime(opts);
+        const input = {
           decisions,
           source,
           ...(opts.session !== undefined && { session: opts.session }),
           ...(opts.project !== undefined && { project: opts.project }),
           ...(opts.ledger !== undefined && { ledger: opts.ledger }),
-        });
-        process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : renderObserve(result));
+        };
+        // Loaded here, not at startup: the other commands never pay for the ledger and digests.
+        const { renderRestatement } = await import('../../adapters/core/restatement.js');
+        const result =
+          runtime === 'codex'
+            ? await (await import('../../adapters/codex/observe.js')).runCodexObserve(input)
+            : await (await import('../../adapters/claude-code/observe.js')).runObserve(input);
+        process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : renderRestatement(result));
       },
     );
 }

@@ -1,0 +1,204 @@
+/**
+ * The recording hooks of Codex CLI, translated onto the core: PreCompact (`pre`), PostCompact and
+ * SessionStart(compact) (`compacted` signals), the other SessionStarts (`resumed`) and activity.
+ * Loaded only for those events (never by the gate's fast path). None of them ever blocks: every
+ * failure becomes evidence missing, a stderr line and exit 0.
+ *
+ * Where the restatement request goes in: Codex passes SessionStart's `additionalContext` to the
+ * model as a developer message and PreCompact's output to nobody. SessionStart(compact) fires
+ * after PostCompact, in the same turn for a mid-turn automatic compaction, only at the next turn
+ * for a manual one, and never when the process ends first; so SessionStart(resume) asks again
+ * whenever the session's boundary still blocks writes. The gate's reasons carry the same
+ * command, so an agent that never saw either still learns what to run.
+ *
+ * The summarizer: Codex compacts with the conversation itself as input, so the sentence asking it
+ * to keep the named decisions (names only) rides in the same SessionStart context; a compaction
+ * drops the older context, and the SessionStart(compact) context puts it back for the next one.
+ */
+import type { ActivityState } from '../../decision/model.js';
+import type { AssemblyInput } from '../core/boundary.js';
+import { captureNames, capturePre, recordOpenedBoundary } from '../core/capture.js';
+import { type AdapterConfig, policyVerdict } from '../core/config.js';
+import type { CompactedEvent, PreEvent } from '../core/events.js';
+import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
+import type { Rederive } from '../core/gate.js';
+import { boundaryView, compactionContext, nextAction, summaryInstruction } from '../core/messages.js';
+import {
+  newBoundaryId as coreBoundaryId,
+  recordActivity,
+  storableSessionId,
+  systemNow,
+  taskRecordLabel,
+} from '../core/recording.js';
+import {
+  createMarker,
+  type GateBoundary,
+  markerFile,
+  type PreCapture,
+  readGateState,
+  writeGateState,
+  writeProjectSession,
+} from '../core/state.js';
+import { trackStep, withSessionLock } from '../core/track.js';
+import { type CodexEnv, codexState, codexVoice } from './config.js';
+import { boundaryEventOf, SIGNALS } from './events.js';
+import type { HookRun } from './hook.js';
+import { lastContextTokens } from './transcript.js';
+
+/** A new boundary id: lower-case, time-ordered, opaque. */
+export function newBoundaryId(): string {
+  return coreBoundaryId('cx');
+}
+
+/** The gate's slow path for Codex: the ledger and the classifier. */
+export function rederive(config: AdapterConfig, env: CodexEnv): Rederive {
+  return ledgerRederive(config, codexState(env), taskRecordLabel(config));
+}
+
+/** Runs the handler of one recording event; returns what the hook prints on stdout. */
+export async function handle(run: HookRun, activity: ActivityState | undefined): Promise<string> {
+  const p = run.payload;
+  if (!storableSessionId(p.sessionId)) {
+    run.warn(`${p.event}: session_id is not an opaque identifier; nothing recorded`);
+    return '';
+  }
+  if (activity) {
+    await recordActivity(run.config, codexState(run.env), p.sessionId, activity, systemNow(), prefixed(run));
+    return '';
+  }
+  switch (p.event) {
+    case 'PreCompact':
+      await onPreCompact(run);
+      return '';
+    case 'PostCompact':
+      await onCompacted(run);
+      return '';
+    case 'SessionStart':
+      return p.source === 'compact' ? onCompacted(run) : onResumed(run);
+    default:
+      return '';
+  }
+}
+
+function prefixed(run: HookRun): (line: string) => void {
+  return (line) => run.warn(`${run.payload.event}: ${line}`);
+}
+
+/** The SessionStart output carrying `context` to the model, or nothing. */
+function sessionStartOutput(context: string[]): string {
+  const text = context.filter((c) => c.length > 0).join('\n\n');
+  if (!text) return '';
+  return `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: text } })}\n`;
+}
+
+/** The sentence for the summarizer, naming the task record's decisions (nothing without names). */
+function summarizerContext(config: AdapterConfig): string {
+  const names = taskRecordNames(config, taskRecordLabel(config));
+  return names.length > 0 ? summaryInstruction(names) : '';
+}
+
+/**
+ * PreCompact: the pre capture of the task record (digests only), pending until a compaction
+ * confirms it, with the context fill Codex compacts from. Prints nothing: Codex shows PreCompact
+ * output to nobody.
+ */
+async function onPreCompact(run: HookRun): Promise<void> {
+  const { payload: p, config, env } = run;
+  const warn = prefixed(run);
+  const now = systemNow();
+  const state = codexState(env);
+  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  const tokensBefore = run.local.transcriptPath ? lastContextTokens(run.local.transcriptPath) : undefined;
+  const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
+  const event = boundaryEventOf(p, now) as PreEvent;
+  const input: AssemblyInput<PreCapture> = {
+    event: { ...event, ...(tokensBefore !== undefined ? { tokensBefore } : {}) },
+    boundaryId: newBoundaryId(),
+    capture,
+  };
+  try {
+    const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
+    const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
+    if (discarded) warn('an earlier PreCompact was never followed by a compaction; it is discarded');
+  } catch (e) {
+    warn(`pre capture not kept: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+/**
+ * A post-compaction signal: confirms the pending pre (or opens a boundary whose pre is missing),
+ * records it in the ledger and exports the pre span; SessionStart(compact) also asks the agent to
+ * restate its decisions, once per boundary.
+ */
+async function onCompacted(run: HookRun): Promise<string> {
+  const { payload: p, config, env } = run;
+  const warn = prefixed(run);
+  const now = systemNow();
+  const state = codexState(env);
+  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  const label = taskRecordLabel(config);
+  const event = boundaryEventOf(p, now) as CompactedEvent;
+  const step = await trackStep(state, p.sessionId, { event, boundaryId: newBoundaryId() }, now, () =>
+    taskRecordNames(config, label),
+  );
+  const o = step.assembly.outcome;
+  const current = step.assembly.track.current;
+  if ((o.kind === 'confirmed' || o.kind === 'opened_pre_missing') && current) {
+    if (o.kind === 'opened_pre_missing') {
+      warn('compaction without a PreCompact capture; continuity cannot be verified for it');
+    }
+    await recordOpenedBoundary(config, state, p.sessionId, current, warn);
+  }
+  if (event.signal !== SIGNALS.sessionStart) return '';
+  const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
+  const ask =
+    b && createMarker(markerFile(state, p.sessionId, b.id, 'injected'))
+      ? compactionContext(p.sessionId, b.decisionNames, codexVoice(env))
+      : '';
+  return sessionStartOutput([ask, summarizerContext(config)]);
+}
+
+/** What SessionStart(resume) tells the agent about a boundary that still blocks writes. */
+function resumeContext(sessionId: string, b: GateBoundary, env: CodexEnv): string {
+  if (!b.observed && b.state === 'unverified' && b.reason === 'post_observation_missing') {
+    return compactionContext(sessionId, b.decisionNames, codexVoice(env));
+  }
+  return [
+    `[continuity] This session's last compaction is ${b.state} (${b.reason}); the continuity gate blocks consequential tools until that is resolved.`,
+    nextAction(boundaryView(sessionId, b), codexVoice(env)),
+  ].join('\n');
+}
+
+/**
+ * SessionStart other than `compact`: the project's current session (for `continuity observe`).
+ * `startup`, `clear` and `fork` start a session id of their own with no boundary. `resume` keeps
+ * the session and its boundaries, and asks again for what the boundary still needs: a
+ * SessionStart(compact) may never have reached the model (the process ended before the next
+ * turn), and a human may have approved a change since (the ledger is read, not the cache).
+ */
+async function onResumed(run: HookRun): Promise<string> {
+  const { payload: p, config, env } = run;
+  const now = systemNow();
+  const state = codexState(env);
+  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  if (p.source !== 'resume') {
+    if (!readGateState(state, p.sessionId)) {
+      // A new session has no boundary yet: the gate's fast path knows that from now on.
+      await withSessionLock(state, p.sessionId, () => {
+        if (!readGateState(state, p.sessionId)) writeGateState(state, p.sessionId, null, now);
+      });
+    }
+    return sessionStartOutput([summarizerContext(config)]);
+  }
+  let gs = readGateState(state, p.sessionId);
+  try {
+    gs = (await rederive(config, env)(p.sessionId, gs)) ?? gs;
+  } catch (e) {
+    run.warn(`${p.event}: ledger not read (${(e as Error).message.split('\n')[0]}); using the cached state`);
+  }
+  const b = gs?.boundary;
+  const blocks = b && policyVerdict(config.gate.policy, b.state, b.reason) !== 'allow';
+  const context = b && blocks ? resumeContext(p.sessionId, b, env) : '';
+  if (context && b) createMarker(markerFile(state, p.sessionId, b.id, 'injected'));
+  return sessionStartOutput([context, summarizerContext(config)]);
+}

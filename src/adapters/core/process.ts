@@ -1,0 +1,185 @@
+/**
+ * The edges of a hook process, runtime-neutral: reading the event from stdin, writing the answer
+ * to stdout and one line to stderr, and how the agent's shell starts `continuity`. Shared by every
+ * adapter whose runtime runs a command per hook event (Claude Code, Codex CLI).
+ *
+ * Lean on purpose (the write gate loads it on every tool call): `node:fs` without its ES module
+ * facade (from ./state.ts) and `node:path`.
+ */
+import { delimiter, isAbsolute, join } from 'node:path';
+import { fs } from './state.js';
+
+/** Largest stdin a hook parses (bytes). Larger input is drained and read from its head only. */
+export const MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
+
+/** Reads all of a stream into one buffer, keeping at most `limit` bytes (the rest is drained). */
+export async function readAll(
+  stream: NodeJS.ReadableStream,
+  limit = MAX_PAYLOAD_BYTES,
+): Promise<{ buffer: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    if (size + buf.length > limit) {
+      truncated = true;
+      if (size < limit) chunks.push(buf.subarray(0, limit - size));
+      size = limit;
+      continue; // keep draining so the writer never sees a broken pipe
+    }
+    chunks.push(buf);
+    size += buf.length;
+  }
+  return { buffer: Buffer.concat(chunks), truncated };
+}
+
+/**
+ * Reads all of fd 0 with blocking reads, keeping at most `limit` bytes and draining the rest.
+ * Cheaper than `process.stdin` (no stream to set up). Falls back to the stream when stdin is
+ * non-blocking (EAGAIN) or not readable this way.
+ */
+export async function readStdin(limit = MAX_PAYLOAD_BYTES): Promise<{ buffer: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  const chunk = Buffer.allocUnsafe(1 << 16);
+  try {
+    for (;;) {
+      const n = fs.readSync(0, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      if (size + n > limit) {
+        truncated = true;
+        if (size < limit) chunks.push(Buffer.from(chunk.subarray(0, limit - size)));
+        size = limit;
+        continue;
+      }
+      chunks.push(Buffer.from(chunk.subarray(0, n)));
+      size += n;
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EOF') return { buffer: Buffer.concat(chunks), truncated };
+    if (size === 0 && (code === 'EAGAIN' || code === 'EISDIR' || code === 'EINVAL'))
+      return readAll(process.stdin, limit);
+    throw e;
+  }
+  return { buffer: Buffer.concat(chunks), truncated };
+}
+
+/** Where a hook reads and writes. Default: file descriptors 0, 1, 2 and the process environment. */
+export interface HookIo {
+  /** Reads all of stdin (at most `limit` bytes kept). */
+  readInput: () => Promise<{ buffer: Buffer; truncated: boolean }>;
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+  env: NodeJS.ProcessEnv;
+  /** The script this process runs (`process.argv[1]`), for the launcher the messages print. */
+  script?: string;
+}
+
+// The default streams write straight to the file descriptors: creating process.stdout and
+// process.stderr costs milliseconds the gate's fast path does not have, and a hook's output is
+// small and must be complete before the process exits.
+const fdWriter = (fd: number) => ({
+  write: (s: string) => {
+    if (s.length > 0) fs.writeSync(fd, s);
+  },
+});
+
+/** The process's own stdin, stdout, stderr and environment. */
+export function processIo(): HookIo {
+  return {
+    readInput: () => readStdin(),
+    stdout: fdWriter(1),
+    stderr: fdWriter(2),
+    env: process.env,
+    ...(process.argv[1] ? { script: process.argv[1] } : {}),
+  };
+}
+
+/** The absolute path of the executable named `name` on `path`, or undefined. */
+export function findOnPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    try {
+      fs.accessSync(join(dir, name), fs.constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // Not in this directory.
+    }
+  }
+  return undefined;
+}
+
+/** True when an executable named `name` is on `path`. */
+export function onPath(name: string, path: string): boolean {
+  return findOnPath(name, path) !== undefined;
+}
+
+/** A word as one shell word: as is when it is plain, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The launcher for a runtime whose agent shell does not share the hook's `PATH` (a login shell
+ * that rebuilds it): absolute, so it runs as printed. `continuity`'s absolute path when it is on
+ * `path`, else this Node (`execPath`) running `script` when that is `bin/continuity.js`.
+ */
+export function absoluteLauncherFor(path: string, script: string | undefined, execPath: string): string {
+  const found = findOnPath('continuity', path);
+  if (found) return shellWord(found);
+  if (script && /(?:^|\/)continuity(?:\.js)?$/.test(script) && isAbsolute(script)) {
+    return `${shellWord(execPath)} ${shellWord(script)}`;
+  }
+  return 'continuity';
+}
+
+/**
+ * How the agent's shell starts continuity: `continuity` when it is on `path`, else
+ * `node <this checkout's bin/continuity.js>` (what `continuity init` writes into the hooks when
+ * `continuity` is not on PATH), so the command the messages print runs as printed.
+ */
+export function launcherFor(path: string, script: string | undefined): string {
+  if (onPath('continuity', path)) return 'continuity';
+  if (script && /(?:^|\/)continuity(?:\.js)?$/.test(script) && isAbsolute(script)) {
+    return `node ${script}`;
+  }
+  return 'continuity';
+}
+
+/** One line for stderr: white space folded, at most 500 characters. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 500);
+}
+
+// ── Reading a payload ─────────────────────────────────────────────────────────────────────────
+/** Longest session id a hook accepts (the ledger's opaque id limit). */
+export const MAX_SESSION_ID = 256;
+
+/** `obj[key]` when it is a string of at most `max` characters. */
+export function stringField(obj: Record<string, unknown>, key: string, max = 4096): string | undefined {
+  const v = obj[key];
+  return typeof v === 'string' && v.length <= max ? v : undefined;
+}
+
+/**
+ * True for a plausible session id. Control characters and white space never belong in an id; the
+ * strict opaque-id pattern is checked by the recording paths before anything is stored.
+ */
+export function validSessionId(id: unknown): id is string {
+  return (
+    typeof id === 'string' && id.length > 0 && id.length <= MAX_SESSION_ID && !/[\s\u0000-\u001f]/.test(id)
+  );
+}
+
+/**
+ * A top-level string field from the head of a payload too large to parse. Only fields before the
+ * huge one can be trusted; a field name inside a JSON string has its quotes escaped, so an
+ * unescaped `"name":"value"` is structural.
+ */
+export function headField(head: string, key: string): string | undefined {
+  const m = new RegExp(`(?<!\\\\)"${key}"\\s*:\\s*"([^"\\\\]{1,4096})"`).exec(head);
+  return m?.[1];
+}

@@ -1,0 +1,104 @@
+/**
+ * What every runtime adapter's recording paths share besides capture and restatement: the clock,
+ * fresh boundary ids, how messages name the task record, the session-id rule, and recording an
+ * activity change (ledger + `continuity.activity` span). Never loaded by the gate's fast path.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
+import { type ActivityState, OPAQUE_ID_PATTERN } from '../../decision/model.js';
+import { formatRfc3339Utc } from '../../decision/time.js';
+import { type ExportSpan, nowNs, randomSpanIds } from '../../export/spans.js';
+import { activityAttributes } from '../../otel/attributes.js';
+import { SPAN_ACTIVITY } from '../../otel/semconv.js';
+import type { AdapterConfig } from './config.js';
+import { openEvidence } from './evidence.js';
+import { exportAdapterSpans } from './export.js';
+import { readActivity, type StateDir, writeActivity } from './state.js';
+
+/** A new boundary id: `<prefix>-<time>-<random>`, lower-case, time-ordered, opaque. */
+export function newBoundaryId(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The clock the hooks use by default, RFC 3339 UTC. */
+export function systemNow(): string {
+  return formatRfc3339Utc(Date.now());
+}
+
+/** How messages name the task record: project-relative, never an absolute path. */
+export function taskRecordLabel(config: AdapterConfig): string {
+  const rel = relative(config.projectDir, config.taskRecordPath);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : 'the task record (CONTINUITY_TASK_RECORD)';
+}
+
+/** True when the session id can be stored (the ledger's opaque-id rule). */
+export function storableSessionId(id: string): boolean {
+  return OPAQUE_ID_PATTERN.test(id);
+}
+
+/**
+ * Records a change of the session's activity state: a ledger `activity` record, the state file,
+ * and a `continuity.activity` span. An unchanged state records nothing. Never throws.
+ */
+export async function recordActivity(
+  config: AdapterConfig,
+  state: StateDir,
+  sessionId: string,
+  stateName: ActivityState,
+  now: string,
+  warn: (line: string) => void,
+): Promise<void> {
+  const startNs = nowNs();
+  if (readActivity(state, sessionId) === stateName) return;
+  const store = openEvidence(config);
+  let ok = false;
+  try {
+    await store.append({ type: 'activity', sessionId, state: stateName, at: now });
+    ok = true;
+  } catch (e) {
+    warn(`ledger: ${(e as Error).message.split('\n')[0]}`);
+  } finally {
+    await store.close().catch(() => {});
+  }
+  if (ok) {
+    try {
+      writeActivity(state, sessionId, stateName);
+    } catch (e) {
+      warn(`activity state: ${(e as Error).message.split('\n')[0]}`);
+    }
+  }
+  const span: ExportSpan = {
+    name: SPAN_ACTIVITY,
+    ids: randomSpanIds(),
+    startNs,
+    endNs: nowNs(),
+    attributes: activityAttributes(sessionId, stateName),
+  };
+  await exportAdapterSpans([span], config, warn);
+}
+
+/** Most bytes read from the end of a transcript. */
+export const TAIL_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The lines of the last {@link TAIL_BYTES} of a file (a runtime's transcript), read locally;
+ * none when it cannot be read. Only the tail is read, so a long session costs the same as a short one.
+ */
+export function tailLines(path: string): string[] {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, TAIL_BYTES);
+    const buf = Buffer.allocUnsafe(length);
+    const n = readSync(fd, buf, 0, length, size - length);
+    const lines = buf.toString('utf8', 0, n).split('\n');
+    if (size > length) lines.shift(); // the first line of the tail may be cut
+    return lines;
+  } catch {
+    return [];
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
