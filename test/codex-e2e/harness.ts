@@ -46,10 +46,14 @@ export const INSTALL_TIMEOUT_MS = 15 * 60_000;
 export const SCENARIO_TIMEOUT_MS = 240_000;
 /** The model Codex is told to use: in its bundled catalog, so it offers the apply_patch tool. */
 export const MODEL = 'gpt-5.5';
-/** The automatic-compaction limit of every world: a response reporting more tokens compacts. */
-export const AUTO_COMPACT_LIMIT = 1000;
+/**
+ * The automatic-compaction limit of every world: a response reporting more tokens compacts. Above
+ * what Codex estimates for a freshly compacted context (about 6 900 tokens of its own instructions
+ * on 0.171.0), or a resumed session would compact again before its first turn.
+ */
+export const AUTO_COMPACT_LIMIT = 20_000;
 /** Tokens a response reports to trigger an automatic compaction. */
-export const BIG_USAGE = { total_tokens: 9100, input_tokens: 9000, output_tokens: 100 } as const;
+export const BIG_USAGE = { total_tokens: 30_100, input_tokens: 30_000, output_tokens: 100 } as const;
 
 // ── The suite ───────────────────────────────────────────────────────────────────────────────────
 

@@ -143,6 +143,8 @@ export function editTrust(text: string, changes: ReadonlyMap<string, string | nu
     }
   }
   let out = lines.join('\n');
+  // A table taken out at the end of the file takes the final line break with it: put it back.
+  if (text.endsWith('\n') && out.length > 0 && !out.endsWith('\n')) out += '\n';
   if (appended.length > 0) {
     if (out.length > 0 && !out.endsWith('\n')) out += '\n';
     if (out.length === 0) appended.shift();
