@@ -99,6 +99,7 @@ describe('the write gate fast path', () => {
         'dist/adapters/claude-code/hook.js',
         'dist/adapters/core/config.js',
         'dist/adapters/core/gate.js',
+        'dist/adapters/core/process.js',
         'dist/adapters/core/state.js',
         'dist/classify/states.js',
       ].sort(),
