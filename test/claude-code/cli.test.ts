@@ -149,7 +149,11 @@ describe('continuity hook', () => {
   it('refuses an unknown runtime through the generic path', async () => {
     const world = makeWorld(CLOSED);
     try {
-      const r = await runCli(['hook', 'gemini-cli'], { input: '{}', env: world.shellEnv, cwd: world.project });
+      const r = await runCli(['hook', 'gemini-cli'], {
+        input: '{}',
+        env: world.shellEnv,
+        cwd: world.project,
+      });
       expect(r.status).toBe(EXIT.badInput);
       expect(r.stderr).toContain('unknown runtime "gemini-cli"');
     } finally {
