@@ -232,8 +232,16 @@ export async function decideGate(sessionId: string, tool: ToolEvent, ctx: GateCo
   if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
   const guard = guardDecision(tool, config);
   if (guard === 'continuity_command') return { verdict: 'allow', code: 'continuity_command' };
-  if (guard) return worded(guard, sessionId, ctx.voice);
+  // A deny from the guard is final; an ask from it still yields to a deny from the state (a
+  // comment naming the task record must not turn a conflict's deny into an ask).
+  if (guard?.verdict === 'deny') return worded(guard, sessionId, ctx.voice);
+  const fromState = await stateDecision(sessionId, ctx);
+  if (guard && fromState.verdict !== 'deny') return worded(guard, sessionId, ctx.voice);
+  return fromState;
+}
 
+async function stateDecision(sessionId: string, ctx: GateContext): Promise<GateAnswer> {
+  const { config } = ctx;
   let state = readGateState(ctx.state, sessionId);
   if (!state?.boundary || !isHealthy(state.boundary.state)) {
     // Missing cache, or a blocking one: look at the evidence, which may have moved on.
