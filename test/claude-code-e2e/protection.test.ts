@@ -1,0 +1,230 @@
+/**
+ * The evidence protected by the runtime itself (issue 14): with the settings `continuity init
+ * claude-code` writes, the agent's own tools (Bash, Write, Edit, Read) cannot read or change the
+ * ledger, the adapter's state directory or the key files. Asserted on the real binary: the
+ * denials Claude Code reports, the reason the model is told, and the files unchanged on disk.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolCall } from '../support/anthropic-server.js';
+import {
+  bash,
+  deniedIds,
+  INSTALL_TIMEOUT_MS,
+  resultOf,
+  SCENARIO_TIMEOUT_MS,
+  type Suite,
+  startSuite,
+  write,
+} from './harness.js';
+import { endScenario, expectNoLeak, type Scenario, scenario, sessionOf, startSession } from './scenario.js';
+
+let suite: Suite;
+beforeAll(async () => {
+  suite = await startSuite();
+}, INSTALL_TIMEOUT_MS);
+afterAll(async () => {
+  await suite?.close();
+});
+
+const TAMPER = 'TAMPERED-BY-THE-AGENT';
+
+/** Every file under `dir` with a digest of its bytes. */
+function fileDigests(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.set(p, createHash('sha256').update(readFileSync(p)).digest('hex'));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Whether the settings init wrote turn Claude Code's Bash sandbox on. */
+function sandboxEnabled(s: Scenario): boolean {
+  const settings = JSON.parse(readFileSync(s.world.file('.claude/settings.json'), 'utf8')) as {
+    sandbox?: { enabled?: boolean };
+  };
+  return settings.sandbox?.enabled === true;
+}
+
+/** The gate cache of the session (written at SessionStart). */
+function gateCache(s: Scenario): string {
+  const sessions = join(s.world.state, 'claude-code', 'sessions');
+  const [dir] = readdirSync(sessions);
+  return join(sessions, dir!, 'gate.json');
+}
+
+/**
+ * The attempts on the evidence, one tool call each. The agent may Read (a common allow rule), so
+ * Write and Edit of an existing file pass Claude Code's "read it first" check and meet the rules.
+ */
+function attempts(s: Scenario): ToolCall[] {
+  const { ledger, state, keys } = s.world;
+  const read = (id: string, file_path: string): ToolCall => ({ tool: 'Read', id, input: { file_path } });
+  return [
+    read('read-ledger', ledger),
+    read('read-digest-key', keys.digest),
+    read('read-gate-cache', gateCache(s)),
+    bash('bash-cat-ledger', `cat ${ledger}`),
+    bash('bash-cat-chain-key', `cat ${keys.chain}`),
+    bash('bash-append-ledger', `echo ${TAMPER} >> ${ledger}`),
+    bash('bash-overwrite-chain-key', `echo ${TAMPER} > ${keys.chain}`),
+    bash('bash-rm-state', `rm -rf ${join(state, 'claude-code')}`),
+    bash('bash-cd-write', `cd ${state} && echo ${TAMPER} > planted.txt`),
+    write('write-new-in-state', join(state, 'planted-by-write.txt'), `${TAMPER}\n`),
+    write('write-gate-cache', gateCache(s), `{"${TAMPER}":true}\n`),
+    write('write-digest-key', keys.digest, `${TAMPER}\n`),
+    {
+      tool: 'Edit',
+      id: 'edit-ledger',
+      input: { file_path: ledger, old_string: '"prev":null,', new_string: TAMPER },
+    },
+  ];
+}
+
+/** The agent's tools in these scenarios: Read allowed too. */
+const TOOLS = 'Bash Edit Write Read';
+
+describe.concurrent('the evidence is protected from the agent', () => {
+  it(
+    "the agent's Bash, Write, Edit and Read tools cannot read or change the ledger, the state directory or the keys",
+    async () => {
+      const s = await scenario(suite);
+      try {
+        await startSession(s);
+        const keysBefore = [readFileSync(s.world.keys.digest), readFileSync(s.world.keys.chain)];
+        const ledgerBefore = readFileSync(s.world.ledger, 'utf8');
+        const calls = attempts(s);
+        s.server.push(...calls.map((c) => [c]), 'Done.');
+        const r = await s.world.claude(s.server, ['-p', 'tidy up the state directory'], {
+          allowedTools: TOOLS,
+        });
+        sessionOf(r);
+
+        // Every attempt failed: denied (Claude Code lists it), or at least reported as an error.
+        for (const c of calls) {
+          const res = resultOf(s.server, c.id!);
+          expect(res, `${c.id} got a result`).toBeDefined();
+          expect(res!.isError, `${c.id}: ${res!.text.slice(0, 200)}`).toBe(true);
+        }
+        expect(deniedIds(r)).toEqual(calls.map((c) => c.id));
+        // Nothing the agent tried to read reached the model.
+        for (const c of calls) {
+          const text = resultOf(s.server, c.id!)!.text;
+          for (const key of keysBefore) expect(text).not.toContain(key.toString());
+          expect(text).not.toContain('"hash":');
+        }
+
+        // The files are as they were: keys byte for byte, the ledger only grew by the hooks'
+        // own records and still verifies, nothing planted anywhere in the state directory.
+        expect(readFileSync(s.world.keys.digest)).toEqual(keysBefore[0]);
+        expect(readFileSync(s.world.keys.chain)).toEqual(keysBefore[1]);
+        const ledgerAfter = readFileSync(s.world.ledger, 'utf8');
+        expect(ledgerAfter.startsWith(ledgerBefore)).toBe(true);
+        expect(ledgerAfter).not.toContain(TAMPER);
+        expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
+        expect(existsSync(join(s.world.state, 'claude-code'))).toBe(true);
+        for (const [path] of fileDigests(s.world.state))
+          expect(readFileSync(path, 'utf8'), path).not.toContain(TAMPER);
+        expect(existsSync(join(s.world.state, 'planted.txt'))).toBe(false);
+        expect(existsSync(join(s.world.state, 'planted-by-write.txt'))).toBe(false);
+        expectNoLeak(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'the denials come from the runtime: Claude Code permission rules written by init, enforced before any hook runs',
+    async () => {
+      const s = await scenario(suite);
+      try {
+        const settings = JSON.parse(readFileSync(s.world.file('.claude/settings.json'), 'utf8')) as {
+          permissions?: { deny?: string[] };
+        };
+        const deny = settings.permissions?.deny ?? [];
+        expect(deny.length, 'init writes permissions.deny rules').toBeGreaterThan(0);
+
+        await startSession(s);
+        const calls = attempts(s);
+        s.server.push(...calls.map((c) => [c]), 'Done.');
+        const r = await s.world.claude(s.server, ['-p', 'tidy up the state directory'], {
+          allowedTools: TOOLS,
+        });
+        sessionOf(r);
+        for (const c of calls) {
+          const text = resultOf(s.server, c.id!)?.text ?? '';
+          // Claude Code's own words for a rule denial, not the continuity gate's.
+          expect(text, c.id).not.toContain('continuity gate');
+          expect(text, c.id).toMatch(/denied|deny rule|permission settings/i);
+        }
+        expectNoLeak(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'what the rules cannot see: an obfuscated Bash command is stopped only by the sandbox, and a ledger it changes never passes `continuity ledger verify`',
+    async () => {
+      const s = await scenario(suite);
+      try {
+        const sandboxed = sandboxEnabled(s);
+        await startSession(s);
+        const forged = JSON.stringify({
+          v: 1,
+          seq: 999,
+          type: 'activity',
+          sessionId: 'forged',
+          state: 'idle',
+          at: '2026-01-01T00:00:00Z',
+          prev: null,
+          hash: `sha256:${'0'.repeat(64)}`,
+        });
+        // Paths built at run time: nothing in the command names the evidence.
+        s.server.push(
+          [
+            bash(
+              'node-read-key',
+              `node -e "process.stdout.write(require('fs').readFileSync(process.env['CONTINUITY_CHAIN'+'_KEY_FILE'],'utf8'))"`,
+            ),
+          ],
+          [
+            bash(
+              'node-append',
+              `node -e "require('fs').appendFileSync(process.env.CONTINUITY_STATE_DIR+'/led'+'ger.jsonl', process.argv[1]+'\\n')" '${forged}'`,
+            ),
+          ],
+          'Done.',
+        );
+        const r = await s.world.claude(s.server, ['-p', 'tidy up'], { allowedTools: TOOLS });
+        sessionOf(r);
+        const tampered = readFileSync(s.world.ledger, 'utf8').includes('"sessionId":"forged"');
+        const verify = await s.world.continuity(['ledger', 'verify']);
+        // Never silently: a changed ledger does not verify.
+        if (tampered) expect(verify.status, verify.stdout + verify.stderr).not.toBe(0);
+        if (sandboxed) {
+          // With the sandbox init configures (bubblewrap installed), neither reaches the host.
+          expect(tampered).toBe(false);
+          expect(resultOf(s.server, 'node-read-key')?.text).not.toContain(
+            readFileSync(s.world.keys.chain, 'utf8'),
+          );
+        }
+        expectNoLeak(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+});

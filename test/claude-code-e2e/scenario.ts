@@ -1,0 +1,299 @@
+/**
+ * The pieces every end-to-end scenario is made of: a task with unique decision values (so the leak
+ * scans can look for them), a session started and compacted by the real binary, the ledger and the
+ * spans read back, and the checks that no raw value, summary or absolute path got out.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import {
+  ATTR_BOUNDARY_ID,
+  ATTR_CONTINUITY_STATE,
+  ATTR_DECISION_NAMES,
+  ATTR_EVIDENCE_MISSING,
+  ATTR_TRIGGER,
+  SPAN_COMPACTION_POST,
+  SPAN_COMPACTION_PRE,
+} from '../../src/otel/semconv.js';
+import { type AnthropicServer, type Step, startAnthropicServer } from '../support/anthropic-server.js';
+import type { ReceivedSpan } from '../support/otlp-receiver.js';
+import {
+  type ClaudeRun,
+  deniedIds,
+  makeWorld,
+  marker,
+  type Suite,
+  spansOf,
+  type TaskDecision,
+  type World,
+  wireBytes,
+  write,
+} from './harness.js';
+
+/** The decision values of a task, each string unique to the scenario. */
+export interface TaskValues {
+  scope: { repository: string; paths: string[] };
+  approval_boundary: { requires_human: string[] };
+  acceptance_test: { command: string; must_pass: boolean };
+}
+
+/** The names, most critical first (as the adapter orders them). */
+export const DECISION_NAMES = ['approval_boundary', 'scope', 'acceptance_test'] as const;
+
+/** Fresh values; `approval_boundary` is sensitive (digested with the keyed HMAC). */
+export function taskValues(): TaskValues {
+  return {
+    scope: { repository: marker('acme/payments'), paths: [marker('services/ledger')] },
+    approval_boundary: { requires_human: ['deploy', marker('schema_migration')] },
+    acceptance_test: { command: `npm test -- ${marker('ledger')}`, must_pass: true },
+  };
+}
+
+/** The same task with the scope widened (a change a human has to approve). */
+export function widened(v: TaskValues): TaskValues {
+  return { ...v, scope: { ...v.scope, paths: [...v.scope.paths, marker('services/billing')] } };
+}
+
+/** The task record's decisions for `values`. */
+export function taskRecord(v: TaskValues): Record<string, TaskDecision> {
+  return {
+    scope: { value: v.scope },
+    approval_boundary: { value: v.approval_boundary, sensitive: true },
+    acceptance_test: { value: v.acceptance_test },
+  };
+}
+
+/** Every string of the values (the leak scans look for each). */
+export function rawStrings(...values: unknown[]): string[] {
+  const out = new Set<string>();
+  const walk = (v: unknown) => {
+    if (typeof v === 'string' && v.length >= 8) out.add(v);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  values.forEach(walk);
+  return [...out];
+}
+
+/** One scenario: its world, its model server, the secrets nothing may leak. */
+export interface Scenario {
+  suite: Suite;
+  world: World;
+  server: AnthropicServer;
+  values: TaskValues;
+  /** Raw strings that must never reach the ledger, the adapter state or a span. */
+  secrets: string[];
+  /** The summary the model server answers compactions with (it quotes the decision values). */
+  summary: string;
+}
+
+/** Creates a scenario: a world with the task record of fresh values and a model server. */
+export async function scenario(
+  suite: Suite,
+  options: { claudeMd?: string; values?: TaskValues } = {},
+): Promise<Scenario> {
+  const values = options.values ?? taskValues();
+  const summaryMarker = marker('SUMMARY');
+  // A faithful summary quotes the decisions: it must never be stored or exported.
+  const summary = `${summaryMarker}: the task is ${JSON.stringify(values)}.`;
+  const world = await makeWorld(suite, {
+    decisions: taskRecord(values),
+    ...(options.claudeMd !== undefined ? { claudeMd: options.claudeMd } : {}),
+  });
+  const server = await startAnthropicServer({ summary });
+  return {
+    suite,
+    world,
+    server,
+    values,
+    summary,
+    secrets: [...rawStrings(values), summaryMarker, world.root],
+  };
+}
+
+/** Disposes of a scenario's world and server. */
+export async function endScenario(s: Scenario): Promise<void> {
+  await s.server.close();
+  // CONTINUITY_E2E_KEEP=1 keeps the world, with what the model server received, to look at.
+  if (process.env.CONTINUITY_E2E_KEEP === '1')
+    writeFileSync(join(s.world.root, 'requests.json'), JSON.stringify(s.server.requests, null, 1));
+  s.world.dispose();
+}
+
+/** Asserts a run of the binary ended normally and returns its session id. */
+export function sessionOf(r: ClaudeRun): string {
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.result?.type, r.stdout.slice(0, 500)).toBe('result');
+  expect(r.result!.is_error).toBe(false);
+  return r.result!.session_id;
+}
+
+/** Starts a session whose first turn writes a file (no compaction yet: allowed). */
+export async function startSession(s: Scenario, extraArgs: string[] = []): Promise<string> {
+  s.server.push(write('w-start', s.world.file('start.txt'), 'started\n'), 'Started.');
+  const r = await s.world.claude(s.server, ['-p', 'start the task', ...extraArgs]);
+  const sessionId = sessionOf(r);
+  expect(deniedIds(r)).toEqual([]);
+  expect(existsSync(s.world.file('start.txt'))).toBe(true);
+  return sessionId;
+}
+
+/** A manual compaction in a process of its own: `claude -p "/compact <instructions>" --resume S`. */
+export async function compactManually(
+  s: Scenario,
+  sessionId: string,
+  instructions: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<ClaudeRun> {
+  const before = s.server.requestsOf('summary').length;
+  const r = await s.world.claude(s.server, ['-p', `/compact ${instructions}`, '--resume', sessionId], {
+    env: extraEnv,
+  });
+  expect(sessionOf(r)).toBe(sessionId);
+  // It completed (a blocking PreCompact would have said so in `result`), with one summary request.
+  expect(r.result!.subtype).toBe('success');
+  expect(r.result!.result).not.toMatch(/blocked/i);
+  expect(s.server.requestsOf('summary').length).toBe(before + 1);
+  return r;
+}
+
+/** A turn of a resumed session: `claude -p PROMPT --resume S` answering with `steps`. */
+export async function resumeWith(
+  s: Scenario,
+  sessionId: string,
+  steps: Step[],
+  extraArgs: string[] = [],
+): Promise<ClaudeRun> {
+  s.server.push(...steps, 'Done.');
+  const r = await s.world.claude(s.server, ['-p', 'continue the task', '--resume', sessionId, ...extraArgs]);
+  expect(sessionOf(r)).toBe(sessionId);
+  return r;
+}
+
+// ── The ledger ──────────────────────────────────────────────────────────────────────────────────
+
+/** A session's latest boundary as `continuity status --json` recomputes it from the evidence. */
+export interface StatusEntry {
+  sessionId: string;
+  boundaryId: string | null;
+  trigger?: string;
+  state: string | null;
+  reason: string | null;
+  evidence: { pre: number | null; post: number | null; boundary: number | null; missing?: unknown[] };
+}
+
+/** `continuity status --session S --json`, run by the human. */
+export async function status(s: Scenario, sessionId: string): Promise<StatusEntry> {
+  const r = await s.world.continuity(['status', '--session', sessionId, '--json']);
+  expect(r.status, r.stderr).toBe(0);
+  const sessions = (JSON.parse(r.stdout) as { sessions: StatusEntry[] }).sessions;
+  expect(sessions).toHaveLength(1);
+  return sessions[0]!;
+}
+
+/** The session's ledger records, in order. */
+export function records(s: Scenario, sessionId: string): Array<Record<string, unknown>> {
+  return s.world.ledgerRecords().filter((r) => r.sessionId === sessionId);
+}
+
+/** The boundaries the ledger opened for the session, in order. */
+export function boundaryIds(s: Scenario, sessionId: string): string[] {
+  const ids: string[] = [];
+  for (const r of records(s, sessionId)) {
+    const id = r.boundaryId;
+    if (typeof id === 'string' && r.type !== 'classification' && !ids.includes(id)) ids.push(id);
+  }
+  return ids;
+}
+
+/** The records of one boundary as `type[:phase]`, in order, without the receipts. */
+export function boundaryShape(s: Scenario, sessionId: string, boundaryId: string): string[] {
+  return records(s, sessionId)
+    .filter((r) => r.boundaryId === boundaryId && r.type !== 'classification')
+    .map((r) => `${r.type}${r.phase ? `:${r.phase}` : ''}`);
+}
+
+/** The chain verifies (the human's `continuity ledger verify`). */
+export async function ledgerVerifies(s: Scenario): Promise<boolean> {
+  const r = await s.world.continuity(['ledger', 'verify', '--json']);
+  return r.status === 0;
+}
+
+/**
+ * One compaction recorded as one boundary, whatever order Claude Code reported it in: a pre
+ * snapshot, a boundary record, and the post snapshots of the restatements. Returns its id.
+ */
+export function expectOneCapturedBoundary(s: Scenario, sessionId: string, restatements: number): string {
+  const ids = boundaryIds(s, sessionId);
+  expect(ids, 'boundaries opened for one compaction').toHaveLength(1);
+  const shape = boundaryShape(s, sessionId, ids[0]!);
+  expect(shape.filter((t) => t === 'snapshot:pre')).toHaveLength(1);
+  expect(shape.filter((t) => t === 'boundary')).toHaveLength(1);
+  expect(shape.filter((t) => t === 'snapshot:post')).toHaveLength(restatements);
+  expect(shape).not.toContain('evidence_missing:pre');
+  return ids[0]!;
+}
+
+// ── The spans ───────────────────────────────────────────────────────────────────────────────────
+
+/** The pre span and the latest post span of a boundary, once `continuity serve` forwarded them. */
+export async function boundarySpans(
+  s: Scenario,
+  sessionId: string,
+  boundaryId: string,
+  posts: number,
+): Promise<{ pre: ReceivedSpan | undefined; post: ReceivedSpan | undefined; all: ReceivedSpan[] }> {
+  const ofBoundary = (spans: ReceivedSpan[]) =>
+    spans.filter((x) => x.attributes[ATTR_BOUNDARY_ID] === boundaryId);
+  const spans = await spansOf(s.suite, sessionId, (all) => {
+    const mine = ofBoundary(all);
+    return (
+      mine.some((x) => x.name === SPAN_COMPACTION_PRE) &&
+      mine.filter((x) => x.name === SPAN_COMPACTION_POST && x.attributes[ATTR_CONTINUITY_STATE] !== undefined)
+        .length >= posts
+    );
+  });
+  const mine = ofBoundary(spans);
+  return {
+    pre: mine.find((x) => x.name === SPAN_COMPACTION_PRE),
+    post: mine.filter((x) => x.name === SPAN_COMPACTION_POST).at(-1),
+    all: spans,
+  };
+}
+
+/**
+ * The spans of a captured boundary: the pre span with the trigger and the decision names, and the
+ * latest post span (same trace, linked) carrying the state `continuity serve` resolved.
+ */
+export async function expectBoundarySpans(
+  s: Scenario,
+  sessionId: string,
+  boundaryId: string,
+  expected: { trigger: 'manual' | 'auto'; state: string; posts?: number },
+): Promise<void> {
+  const { pre, post } = await boundarySpans(s, sessionId, boundaryId, expected.posts ?? 1);
+  expect(pre, 'the pre span reached the receiver').toBeDefined();
+  expect(pre!.attributes[ATTR_TRIGGER]).toBe(expected.trigger);
+  expect(pre!.attributes[ATTR_EVIDENCE_MISSING]).toBeUndefined();
+  expect([...(pre!.attributes[ATTR_DECISION_NAMES] as string[])].sort()).toEqual([...DECISION_NAMES].sort());
+  expect(post, 'the post span reached the receiver').toBeDefined();
+  expect(post!.traceId).toBe(pre!.traceId);
+  expect(post!.links).toContainEqual({ traceId: pre!.traceId, spanId: pre!.spanId });
+  expect(post!.attributes[ATTR_CONTINUITY_STATE]).toBe(expected.state);
+}
+
+// ── No leak ─────────────────────────────────────────────────────────────────────────────────────
+
+/** No raw value, summary or absolute path in the ledger, the adapter state or the spans. */
+export function expectNoLeak(s: Scenario, extra: string[] = []): void {
+  const disk = s.world.stateBytes().toString('utf8');
+  const wire = wireBytes(s.suite);
+  for (const secret of [...s.secrets, ...extra]) {
+    expect(disk.includes(secret), `"${secret}" in the state directory`).toBe(false);
+    expect(wire.includes(secret), `"${secret}" in the spans`).toBe(false);
+  }
+  expect(s.suite.receiver.errors).toEqual([]);
+  expect(s.server.problems).toEqual([]);
+}
+
+export { startAnthropicServer };
