@@ -37,6 +37,7 @@ import {
   expectBoundarySpans,
   expectNoLeak,
   expectOneCapturedBoundary,
+  expectTokens,
   rawStrings,
   records,
   resumeWith,
@@ -104,6 +105,10 @@ describe.concurrent('compaction on the real binary', () => {
         const r = await s.world.claude(s.server, ['-p', 'start the task', ...AUTOCOMPACT]);
         const sessionId = sessionOf(r);
         expect(s.server.requestsOf('summary')).toHaveLength(1);
+        // PreCompact's instruction reaches an automatic compaction's summarization request too.
+        const prompt = compactionPrompt(s.server.requestsOf('summary')[0]!.body);
+        for (const name of DECISION_NAMES) expect(prompt).toContain(name);
+        for (const raw of rawStrings(s.values)) expect(prompt).not.toContain(raw);
         expect(existsSync(s.world.file('before.txt'))).toBe(true);
         expect(deniedIds(r)).toEqual(['w-first']);
         expect(resultOf(s.server, 'w-first')?.text).toContain('(unverified: post_observation_missing)');
@@ -126,7 +131,16 @@ describe.concurrent('compaction on the real binary', () => {
         const st = await status(s, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
         const boundaryId = expectOneCapturedBoundary(s, sessionId, 1);
-        await expectBoundarySpans(s, sessionId, boundaryId, { trigger: 'auto', state: 'preserved' });
+        // The reply that filled the context reported 190 000 input + 10 output tokens.
+        expectTokens(s, sessionId, boundaryId, 190_010);
+        await expectBoundarySpans(s, sessionId, boundaryId, {
+          trigger: 'auto',
+          state: 'preserved',
+          tokensBefore: 190_010,
+          // Restated in the compacting turn, before any hook read the binary's count after the
+          // compaction (it reaches the ledger at the next PostToolUse): the post span has none.
+          tokensAfterOnPost: false,
+        });
         expectNoLeak(s);
       } finally {
         await endScenario(s);
@@ -173,7 +187,8 @@ describe.concurrent('compaction on the real binary', () => {
         s.server.push(
           { tools: [bash('b-full', 'echo full')], usage: FULL },
           write('w-lone', s.world.file('lone.txt'), 'after the lone PreCompact\n'),
-          'Done.',
+          // The turn ends on a full context: the next turn compacts before its first request.
+          { text: 'Done.', usage: FULL },
         );
         const r = await s.world.claude(s.server, ['-p', 'start the task', ...AUTOCOMPACT]);
         const sessionId = sessionOf(r);

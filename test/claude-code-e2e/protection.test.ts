@@ -5,25 +5,40 @@
  * denials Claude Code reports, the reason the model is told, and the files unchanged on disk.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCall } from '../support/anthropic-server.js';
+import { ensureSystemTools } from '../support/peers.js';
 import {
   bash,
   deniedIds,
   INSTALL_TIMEOUT_MS,
+  restate,
   resultOf,
+  SANDBOX_TOOLS,
   SCENARIO_TIMEOUT_MS,
   type Suite,
   startSuite,
   write,
 } from './harness.js';
-import { endScenario, expectNoLeak, type Scenario, scenario, sessionOf, startSession } from './scenario.js';
+import {
+  compactManually,
+  endScenario,
+  expectNoLeak,
+  resumeWith,
+  type Scenario,
+  scenario,
+  sessionOf,
+  startSession,
+  status,
+} from './scenario.js';
 
 let suite: Suite;
 beforeAll(async () => {
   suite = await startSuite();
+  // The sandbox scenario needs Claude Code's Linux sandbox tools (without them it silently has none).
+  await ensureSystemTools(SANDBOX_TOOLS);
 }, INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await suite?.close();
@@ -143,29 +158,42 @@ describe.concurrent('the evidence is protected from the agent', () => {
   );
 
   it(
-    'the denials come from the runtime: Claude Code permission rules written by init, enforced before any hook runs',
+    "the runtime alone protects it: with the gate's own guard turned off, Claude Code's permission rules written by init deny every attempt",
     async () => {
       const s = await scenario(suite);
       try {
         const settings = JSON.parse(readFileSync(s.world.file('.claude/settings.json'), 'utf8')) as {
           permissions?: { deny?: string[] };
         };
-        const deny = settings.permissions?.deny ?? [];
-        expect(deny.length, 'init writes permissions.deny rules').toBeGreaterThan(0);
-
+        expect(settings.permissions?.deny?.length ?? 0, 'init writes permissions.deny rules').toBeGreaterThan(
+          0,
+        );
+        // Without the gate's path guard only the rules stand between the agent and the evidence.
+        writeFileSync(
+          s.world.file('.continuity/config.json'),
+          `${JSON.stringify({ gate: { protectContinuityFiles: false } })}\n`,
+        );
         await startSession(s);
+        const keysBefore = [readFileSync(s.world.keys.digest), readFileSync(s.world.keys.chain)];
         const calls = attempts(s);
         s.server.push(...calls.map((c) => [c]), 'Done.');
         const r = await s.world.claude(s.server, ['-p', 'tidy up the state directory'], {
           allowedTools: TOOLS,
         });
         sessionOf(r);
+        expect(deniedIds(r)).toEqual(calls.map((c) => c.id));
         for (const c of calls) {
-          const text = resultOf(s.server, c.id!)?.text ?? '';
+          const res = resultOf(s.server, c.id!);
+          expect(res?.isError, c.id).toBe(true);
           // Claude Code's own words for a rule denial, not the continuity gate's.
-          expect(text, c.id).not.toContain('continuity gate');
-          expect(text, c.id).toMatch(/denied|deny rule|permission settings/i);
+          expect(res!.text, c.id).not.toContain('continuity gate');
+          expect(res!.text, c.id).toMatch(/denied|deny rule|permission settings/i);
         }
+        expect(readFileSync(s.world.keys.digest)).toEqual(keysBefore[0]);
+        expect(readFileSync(s.world.keys.chain)).toEqual(keysBefore[1]);
+        expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
+        expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
+        expect(existsSync(join(s.world.state, 'claude-code'))).toBe(true);
         expectNoLeak(s);
       } finally {
         await endScenario(s);
@@ -220,6 +248,49 @@ describe.concurrent('the evidence is protected from the agent', () => {
             readFileSync(s.world.keys.chain, 'utf8'),
           );
         }
+        expectNoLeak(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    "with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through Bash, and an obfuscated command does not reach the evidence",
+    async () => {
+      const s = await scenario(suite);
+      try {
+        // The user's settings turn the sandbox on; the project's (init's) add what it keeps out.
+        writeFileSync(
+          join(s.world.env.CLAUDE_CONFIG_DIR!, 'settings.json'),
+          `${JSON.stringify({ sandbox: { enabled: true } })}\n`,
+        );
+        const sessionId = await startSession(s);
+        await compactManually(s, sessionId, 'keep the plan');
+        const keyText = readFileSync(s.world.keys.chain, 'utf8');
+        await resumeWith(
+          s,
+          sessionId,
+          [
+            restate('restate', { ...s.values }),
+            write('w-after', s.world.file('after.txt'), 'after restating\n'),
+            bash(
+              'node-append',
+              `node -e "require('fs').appendFileSync(process.env.CONTINUITY_STATE_DIR+'/led'+'ger.jsonl', '${TAMPER}\\n')"`,
+            ),
+            bash(
+              'node-read-key',
+              `node -e "process.stdout.write(require('fs').readFileSync(process.env['CONTINUITY_CHAIN'+'_KEY_FILE'],'utf8'))"`,
+            ),
+          ],
+          [],
+        );
+        expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(s.world.file('after.txt'))).toBe(true);
+        expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
+        expect(resultOf(s.server, 'node-read-key')?.text ?? '').not.toContain(keyText);
+        expect((await status(s, sessionId)).state).toBe('preserved');
         expectNoLeak(s);
       } finally {
         await endScenario(s);

@@ -11,6 +11,8 @@ import {
   ATTR_CONTINUITY_STATE,
   ATTR_DECISION_NAMES,
   ATTR_EVIDENCE_MISSING,
+  ATTR_TOKENS_AFTER,
+  ATTR_TOKENS_BEFORE,
   ATTR_TRIGGER,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
@@ -220,18 +222,52 @@ export async function ledgerVerifies(s: Scenario): Promise<boolean> {
 }
 
 /**
- * One compaction recorded as one boundary, whatever order Claude Code reported it in: a pre
- * snapshot, a boundary record, and the post snapshots of the restatements. Returns its id.
+ * One compaction recorded as one boundary, whatever order Claude Code reported it in: one pre
+ * snapshot, the compaction report (a later boundary record of the same compaction may add the
+ * token counts learnt afterwards), and the post snapshots of the restatements. Returns its id.
  */
 export function expectOneCapturedBoundary(s: Scenario, sessionId: string, restatements: number): string {
   const ids = boundaryIds(s, sessionId);
   expect(ids, 'boundaries opened for one compaction').toHaveLength(1);
   const shape = boundaryShape(s, sessionId, ids[0]!);
   expect(shape.filter((t) => t === 'snapshot:pre')).toHaveLength(1);
-  expect(shape.filter((t) => t === 'boundary')).toHaveLength(1);
-  expect(shape.filter((t) => t === 'snapshot:post')).toHaveLength(restatements);
   expect(shape).not.toContain('evidence_missing:pre');
+  expect(shape.filter((t) => t === 'snapshot:post')).toHaveLength(restatements);
+  const reports = boundaryRecords(s, sessionId, ids[0]!);
+  expect(reports.length).toBeGreaterThan(0);
+  expect(new Set(reports.map((r) => r.compactedAt)).size, 'one compaction time').toBe(1);
   return ids[0]!;
+}
+
+/** The boundary records (compaction reports) of one boundary, in order. */
+export function boundaryRecords(
+  s: Scenario,
+  sessionId: string,
+  boundaryId: string,
+): Array<Record<string, unknown>> {
+  return records(s, sessionId).filter((r) => r.type === 'boundary' && r.boundaryId === boundaryId);
+}
+
+/**
+ * Tokens before a compaction: at least what the model server reported for the last reply before it
+ * (input + output tokens, as Claude Code counts the context), and at most a little more (the
+ * binary's own count adds the tool results that came after that reply).
+ */
+export function expectTokensBefore(actual: unknown, reported: number, label: string): void {
+  expect(typeof actual, label).toBe('number');
+  expect(actual as number, label).toBeGreaterThanOrEqual(reported);
+  expect(actual as number, label).toBeLessThan(reported + 1_000);
+}
+
+/**
+ * The context fill recorded for a boundary, as numbers: before it (see {@link expectTokensBefore})
+ * and after it (whatever the binary measured).
+ */
+export function expectTokens(s: Scenario, sessionId: string, boundaryId: string, reported: number): void {
+  const latest = boundaryRecords(s, sessionId, boundaryId).at(-1)!;
+  expectTokensBefore(latest.tokensBefore, reported, 'tokens before the compaction');
+  expect(typeof latest.tokensAfter, 'tokens after the compaction').toBe('number');
+  expect(Number.isInteger(latest.tokensAfter) && (latest.tokensAfter as number) > 0).toBe(true);
 }
 
 // ── The spans ───────────────────────────────────────────────────────────────────────────────────
@@ -269,7 +305,15 @@ export async function expectBoundarySpans(
   s: Scenario,
   sessionId: string,
   boundaryId: string,
-  expected: { trigger: 'manual' | 'auto'; state: string; posts?: number },
+  expected: {
+    trigger: 'manual' | 'auto';
+    state: string;
+    posts?: number;
+    /** The tokens the model server reported for the last reply before the compaction. */
+    tokensBefore?: number;
+    /** Whether the post span also carries the tokens after (known once the binary wrote them). */
+    tokensAfterOnPost?: boolean;
+  },
 ): Promise<void> {
   const { pre, post } = await boundarySpans(s, sessionId, boundaryId, expected.posts ?? 1);
   expect(pre, 'the pre span reached the receiver').toBeDefined();
@@ -280,6 +324,17 @@ export async function expectBoundarySpans(
   expect(post!.traceId).toBe(pre!.traceId);
   expect(post!.links).toContainEqual({ traceId: pre!.traceId, spanId: pre!.spanId });
   expect(post!.attributes[ATTR_CONTINUITY_STATE]).toBe(expected.state);
+  if (expected.tokensBefore !== undefined) {
+    // The context fill travels as numbers: before on both spans, after on the post span.
+    expectTokensBefore(Number(pre!.attributes[ATTR_TOKENS_BEFORE]), expected.tokensBefore, 'on the pre span');
+    expectTokensBefore(
+      Number(post!.attributes[ATTR_TOKENS_BEFORE]),
+      expected.tokensBefore,
+      'on the post span',
+    );
+    if (expected.tokensAfterOnPost !== false)
+      expect(Number(post!.attributes[ATTR_TOKENS_AFTER])).toBeGreaterThan(0);
+  }
 }
 
 // ── No leak ─────────────────────────────────────────────────────────────────────────────────────

@@ -25,6 +25,7 @@ import {
   expectBoundarySpans,
   expectNoLeak,
   expectOneCapturedBoundary,
+  expectTokens,
   rawStrings,
   records,
   resumeWith,
@@ -88,7 +89,13 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect(st.trigger).toBe('manual');
         const boundaryId = expectOneCapturedBoundary(s, sessionId, 1);
         expect(st.boundaryId).toBe(boundaryId);
-        await expectBoundarySpans(s, sessionId, boundaryId, { trigger: 'manual', state: 'preserved' });
+        // Claude Code counts the context as the last reply's input + output tokens (100 + 10 here).
+        expectTokens(s, sessionId, boundaryId, 110);
+        await expectBoundarySpans(s, sessionId, boundaryId, {
+          trigger: 'manual',
+          state: 'preserved',
+          tokensBefore: 110,
+        });
         expectNoLeak(s, ['keep the plan']);
       } finally {
         await endScenario(s);
