@@ -6,7 +6,7 @@
  * and what the hooks' output tells the model (PreCompact's instruction in the summarization
  * request, SessionStart's restatement request in the next turn).
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_EVIDENCE_MISSING, SPAN_COMPACTION_PRE } from '../../src/otel/semconv.js';
@@ -19,6 +19,7 @@ import {
 import {
   bash,
   deniedIds,
+  edit,
   INSTALL_TIMEOUT_MS,
   restate,
   restatementCommand,
@@ -33,9 +34,10 @@ import {
   boundaryIds,
   compactManually,
   DECISION_NAMES,
+  debugLines,
   endScenario,
   expectBoundarySpans,
-  expectNoLeak,
+  expectClean,
   expectOneCapturedBoundary,
   expectTokens,
   rawStrings,
@@ -60,13 +62,6 @@ afterAll(async () => {
 /** Usage that puts the context over the threshold of `--autocompact 100000` (window 80 000). */
 const FULL = { input_tokens: 190_000 };
 const AUTOCOMPACT = ['--autocompact', '100000'];
-
-/** Every line of the binary's debug logs of this scenario. */
-function debugLines(s: Scenario): string[] {
-  return readdirSync(s.world.root)
-    .filter((f) => f.startsWith('debug-'))
-    .flatMap((f) => readFileSync(join(s.world.root, f), 'utf8').split('\n'));
-}
 
 /** The text block that carries the restatement request, in the first request that has one. */
 function contextBlock(s: Scenario): string | undefined {
@@ -98,8 +93,10 @@ describe.concurrent('compaction on the real binary', () => {
           // The reply that reports a nearly full context: the binary compacts before its next request.
           { tools: [write('w-before', s.world.file('before.txt'), 'before\n')], usage: FULL },
           write('w-first', s.world.file('first.txt'), 'first after compaction\n'),
+          edit('e-first', s.world.file('before.txt'), 'before', 'edited before restating'),
           restate('restate', { ...s.values }),
           write('w-after', s.world.file('after.txt'), 'after restating\n'),
+          edit('e-after', s.world.file('before.txt'), 'before', 'edited after restating'),
           'Done.',
         );
         const r = await s.world.claude(s.server, ['-p', 'start the task', ...AUTOCOMPACT]);
@@ -110,10 +107,13 @@ describe.concurrent('compaction on the real binary', () => {
         for (const name of DECISION_NAMES) expect(prompt).toContain(name);
         for (const raw of rawStrings(s.values)) expect(prompt).not.toContain(raw);
         expect(existsSync(s.world.file('before.txt'))).toBe(true);
-        expect(deniedIds(r)).toEqual(['w-first']);
+        // Write and Edit wait for the restatement, and go through after it.
+        expect(deniedIds(r)).toEqual(['w-first', 'e-first']);
         expect(resultOf(s.server, 'w-first')?.text).toContain('(unverified: post_observation_missing)');
+        expect(resultOf(s.server, 'e-first')?.text).toContain('(unverified: post_observation_missing)');
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
         expect(existsSync(s.world.file('after.txt'))).toBe(true);
+        expect(readFileSync(s.world.file('before.txt'), 'utf8')).toBe('edited after restating\n');
 
         // InstructionsLoaded fired for the CLAUDE.md after the compaction, and our hook's answer
         // was accepted (no JSON output Claude Code rejects for that event).
@@ -141,7 +141,7 @@ describe.concurrent('compaction on the real binary', () => {
           // compaction (it reaches the ledger at the next PostToolUse): the post span has none.
           tokensAfterOnPost: false,
         });
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -171,7 +171,7 @@ describe.concurrent('compaction on the real binary', () => {
         for (const name of DECISION_NAMES) expect(context).toContain(`"${name}"`);
         for (const raw of rawStrings(s.values)) expect(context).not.toContain(raw);
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved');
-        expectNoLeak(s, [instructions]);
+        expectClean(s, [instructions]);
       } finally {
         await endScenario(s);
       }
@@ -215,7 +215,7 @@ describe.concurrent('compaction on the real binary', () => {
         expect(existsSync(s.world.file('after.txt'))).toBe(true);
         const st = await status(s, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -253,7 +253,7 @@ describe.concurrent('compaction on the real binary', () => {
         );
         const pres = spans.filter((x) => x.name === SPAN_COMPACTION_PRE);
         expect(pres.map((x) => x.attributes[ATTR_EVIDENCE_MISSING])).toEqual(['ledger_write_failed']);
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -293,7 +293,7 @@ describe.concurrent('compaction on the real binary', () => {
         expect(ba).not.toBe(bc);
         await expectBoundarySpans(s, a, ba, { trigger: 'manual', state: 'preserved' });
         await expectBoundarySpans(s, c, bc, { trigger: 'manual', state: 'conflicting' });
-        expectNoLeak(s, rawStrings(changed));
+        expectClean(s, rawStrings(changed));
         expect(other.problems).toEqual([]);
       } finally {
         await other.close();
@@ -341,7 +341,7 @@ describe.concurrent('compaction on the real binary', () => {
         expect(boundaryIds(s, sessionId)).toHaveLength(1);
         expect(new Set(s.world.ledgerRecords().map((x) => x.sessionId))).toEqual(new Set([sessionId]));
         expect(records(s, sessionId).length).toBeGreaterThan(0);
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }

@@ -421,6 +421,11 @@ export function write(id: string, path: string, content: string): ToolCall {
   return { tool: 'Write', id, input: { file_path: path, content } };
 }
 
+/** An Edit tool call with a known id (the file must be known to the binary: written or read first). */
+export function edit(id: string, path: string, oldString: string, newString: string): ToolCall {
+  return { tool: 'Edit', id, input: { file_path: path, old_string: oldString, new_string: newString } };
+}
+
 /** The restatement command the context added after compaction asks for: its first line and session. */
 export function restatementCommand(
   body: MessagesBody | undefined,

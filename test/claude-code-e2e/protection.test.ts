@@ -25,7 +25,7 @@ import {
 import {
   compactManually,
   endScenario,
-  expectNoLeak,
+  expectClean,
   resumeWith,
   type Scenario,
   scenario,
@@ -149,7 +149,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
           expect(readFileSync(path, 'utf8'), path).not.toContain(TAMPER);
         expect(existsSync(join(s.world.state, 'planted.txt'))).toBe(false);
         expect(existsSync(join(s.world.state, 'planted-by-write.txt'))).toBe(false);
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -194,7 +194,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
         expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
         expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
         expect(existsSync(join(s.world.state, 'claude-code'))).toBe(true);
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -248,7 +248,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
             readFileSync(s.world.keys.chain, 'utf8'),
           );
         }
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -291,7 +291,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
         expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
         expect(resultOf(s.server, 'node-read-key')?.text ?? '').not.toContain(keyText);
         expect((await status(s, sessionId)).state).toBe('preserved');
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }

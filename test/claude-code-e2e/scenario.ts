@@ -3,7 +3,7 @@
  * scans can look for them), a session started and compacted by the real binary, the ledger and the
  * spans read back, and the checks that no raw value, summary or absolute path got out.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import {
@@ -22,6 +22,7 @@ import type { ReceivedSpan } from '../support/otlp-receiver.js';
 import {
   type ClaudeRun,
   deniedIds,
+  LAUNCHER,
   makeWorld,
   marker,
   type Suite,
@@ -337,18 +338,34 @@ export async function expectBoundarySpans(
   }
 }
 
-// ── No leak ─────────────────────────────────────────────────────────────────────────────────────
+// ── Clean runs ──────────────────────────────────────────────────────────────────────────────────
 
-/** No raw value, summary or absolute path in the ledger, the adapter state or the spans. */
-export function expectNoLeak(s: Scenario, extra: string[] = []): void {
+/** Every line of the binary's debug logs of this scenario (`--debug-file`, one per run). */
+export function debugLines(s: Scenario): string[] {
+  return readdirSync(s.world.root)
+    .filter((f) => f.startsWith('debug-'))
+    .flatMap((f) => readFileSync(join(s.world.root, f), 'utf8').split('\n'));
+}
+
+/**
+ * The scenario ran clean: every run of our hook ended with status 0 as Claude Code logged it (a
+ * hook that timed out, failed or answered JSON Claude Code rejects is logged otherwise; a gate
+ * that timed out would have let its tool call through), the script had no problem, the receiver
+ * decoded everything, and no raw value, summary or absolute path reached the ledger, the adapter
+ * state or a span.
+ */
+export function expectClean(s: Scenario, extraSecrets: string[] = []): void {
+  const ours = debugLines(s).filter((l) => l.includes(`[${LAUNCHER} hook claude-code]`));
+  expect(ours.length, 'our hooks ran').toBeGreaterThan(0);
+  expect(ours.filter((l) => !/(finished|completed) with status 0\b/.test(l))).toEqual([]);
+  expect(s.server.problems).toEqual([]);
+  expect(s.suite.receiver.errors).toEqual([]);
   const disk = s.world.stateBytes().toString('utf8');
   const wire = wireBytes(s.suite);
-  for (const secret of [...s.secrets, ...extra]) {
+  for (const secret of [...s.secrets, ...extraSecrets]) {
     expect(disk.includes(secret), `"${secret}" in the state directory`).toBe(false);
     expect(wire.includes(secret), `"${secret}" in the spans`).toBe(false);
   }
-  expect(s.suite.receiver.errors).toEqual([]);
-  expect(s.server.problems).toEqual([]);
 }
 
 export { startAnthropicServer };

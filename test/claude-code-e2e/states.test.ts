@@ -23,7 +23,7 @@ import {
   compactManually,
   endScenario,
   expectBoundarySpans,
-  expectNoLeak,
+  expectClean,
   expectOneCapturedBoundary,
   expectTokens,
   rawStrings,
@@ -96,7 +96,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
           state: 'preserved',
           tokensBefore: 110,
         });
-        expectNoLeak(s, ['keep the plan']);
+        expectClean(s, ['keep the plan']);
       } finally {
         await endScenario(s);
       }
@@ -120,7 +120,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect([st.state, st.reason]).toEqual(['conflicting', 'unapproved_change']);
         const boundaryId = expectOneCapturedBoundary(s, sessionId, 1);
         await expectBoundarySpans(s, sessionId, boundaryId, { trigger: 'manual', state: 'conflicting' });
-        expectNoLeak(s, rawStrings(changed));
+        expectClean(s, rawStrings(changed));
       } finally {
         await endScenario(s);
       }
@@ -143,7 +143,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect((await status(s, sessionId)).state).toBe('dropped');
         const boundaryId = expectOneCapturedBoundary(s, sessionId, 1);
         await expectBoundarySpans(s, sessionId, boundaryId, { trigger: 'manual', state: 'dropped' });
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -170,7 +170,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect([st.state, st.reason]).toEqual(['unverified', 'stale_observation']);
         const boundaryId = expectOneCapturedBoundary(s, sessionId, 1);
         await expectBoundarySpans(s, sessionId, boundaryId, { trigger: 'manual', state: 'unverified' });
-        expectNoLeak(s);
+        expectClean(s);
       } finally {
         await endScenario(s);
       }
@@ -248,7 +248,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect(deniedIds(r3)).toEqual([]);
         expect(existsSync(s.world.file('next.txt'))).toBe(true);
         expect((await status(s, sessionId)).state).toBe('preserved');
-        expectNoLeak(s, rawStrings(changed));
+        expectClean(s, rawStrings(changed));
       } finally {
         await endScenario(s);
       }
@@ -288,7 +288,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect(deniedIds(r)).toEqual(['w-old']);
         expect(existsSync(s.world.file('old.txt'))).toBe(false);
         expect((await status(s, sessionId)).state).toBe('conflicting');
-        expectNoLeak(s, rawStrings(changed));
+        expectClean(s, rawStrings(changed));
       } finally {
         await endScenario(s);
       }
