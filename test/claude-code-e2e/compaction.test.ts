@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ATTR_EVIDENCE_MISSING, SPAN_COMPACTION_PRE } from '../../src/otel/semconv.js';
 import {
   contentText,
@@ -20,14 +20,12 @@ import {
   bash,
   deniedIds,
   edit,
-  INSTALL_TIMEOUT_MS,
   restate,
   restatementCommand,
   resultOf,
   SCENARIO_TIMEOUT_MS,
-  type Suite,
   spansOf,
-  startSuite,
+  useSuite,
   write,
 } from './harness.js';
 import {
@@ -51,13 +49,7 @@ import {
   widened,
 } from './scenario.js';
 
-let suite: Suite;
-beforeAll(async () => {
-  suite = await startSuite();
-}, INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await suite?.close();
-});
+const suite = useSuite();
 
 /** Usage that puts the context over the threshold of `--autocompact 100000` (window 80 000). */
 const FULL = { input_tokens: 190_000 };
@@ -86,7 +78,7 @@ describe.concurrent('compaction on the real binary', () => {
   it(
     'automatic compaction (a project with a CLAUDE.md): PreCompact(auto), one boundary, the restatement in the same turn, preserved; a --resume in the next process keeps it',
     async () => {
-      const s = await scenario(suite, { claudeMd: '# Project rules\nUse tabs for indentation.\n' });
+      const s = await scenario(suite(), { claudeMd: '# Project rules\nUse tabs for indentation.\n' });
       try {
         s.server.push(
           { tools: [bash('b-small', 'echo small')], usage: { input_tokens: 5_000 } },
@@ -152,7 +144,7 @@ describe.concurrent('compaction on the real binary', () => {
   it(
     "PreCompact's instruction reaches the summarization request (decision names, never values), after the user's own instructions; SessionStart's restatement request reaches the next model request",
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const sessionId = await startSession(s);
         const instructions = 'keep the migration plan';
@@ -182,7 +174,7 @@ describe.concurrent('compaction on the real binary', () => {
   it(
     'a PreCompact(auto) with no compaction after it (the first reply already reports a full context) does not stop writes; the next real compaction is captured',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         s.server.push(
           { tools: [bash('b-full', 'echo full')], usage: FULL },
@@ -226,7 +218,7 @@ describe.concurrent('compaction on the real binary', () => {
   it(
     'a PreCompact that cannot write the ledger: evidence missing, the compaction completes, the gate asks (a denial in -p mode)',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const sessionId = await startSession(s);
         // For the compacting process only, the ledger is unwritable (its directory is a file).
@@ -248,7 +240,7 @@ describe.concurrent('compaction on the real binary', () => {
         expect(reason).toContain('asks a human first (unverified: pre_snapshot_missing)');
         expect(reason).toContain('ledger_write_failed');
         // The span tells the same: the pre snapshot is missing because the ledger failed.
-        const spans = await spansOf(suite, sessionId, (all) =>
+        const spans = await spansOf(suite(), sessionId, (all) =>
           all.some((x) => x.name === SPAN_COMPACTION_PRE),
         );
         const pres = spans.filter((x) => x.name === SPAN_COMPACTION_PRE);
@@ -264,7 +256,7 @@ describe.concurrent('compaction on the real binary', () => {
   it(
     'two sessions in one project at once: each compaction is its own boundary, one preserved and one conflicting',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       const other = await startAnthropicServer({ summary: s.summary });
       try {
         const changed = widened(s.values);
@@ -306,7 +298,7 @@ describe.concurrent('compaction on the real binary', () => {
   it(
     "a subagent (Agent tool) is held by its parent session's boundary: its write waits for the restatement and goes through after it",
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const sessionId = await startSession(s);
         await compactManually(s, sessionId, 'keep the plan');

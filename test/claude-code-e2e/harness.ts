@@ -27,6 +27,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { ATTR_SESSION_ID } from '../../src/otel/semconv.js';
 import {
   type AnthropicServer,
@@ -155,6 +156,25 @@ export async function startSuite(): Promise<Suite> {
       await receiver.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Registers the file's suite: started in `beforeAll` (with the long timeout a first install
+ * needs, and `extra` set-up after it), closed in `afterAll`. Returns its getter.
+ */
+export function useSuite(extra?: () => Promise<void>): () => Suite {
+  let suite: Suite | undefined;
+  beforeAll(async () => {
+    suite = await startSuite();
+    await extra?.();
+  }, INSTALL_TIMEOUT_MS);
+  afterAll(async () => {
+    await suite?.close();
+  });
+  return () => {
+    if (!suite) throw new Error('the end-to-end suite did not start (see the beforeAll error)');
+    return suite;
   };
 }
 

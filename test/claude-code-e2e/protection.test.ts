@@ -4,22 +4,20 @@
  * ledger, the adapter's state directory or the key files. Asserted on the real binary: the
  * denials Claude Code reports, the reason the model is told, and the files unchanged on disk.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../support/anthropic-server.js';
 import { ensureSystemTools } from '../support/peers.js';
 import {
   bash,
+  type ClaudeRun,
   deniedIds,
-  INSTALL_TIMEOUT_MS,
   restate,
   resultOf,
   SANDBOX_TOOLS,
   SCENARIO_TIMEOUT_MS,
-  type Suite,
-  startSuite,
+  useSuite,
   write,
 } from './harness.js';
 import {
@@ -34,26 +32,21 @@ import {
   status,
 } from './scenario.js';
 
-let suite: Suite;
-beforeAll(async () => {
-  suite = await startSuite();
+const suite = useSuite(async () => {
   // The sandbox scenario needs Claude Code's Linux sandbox tools (without them it silently has none).
   await ensureSystemTools(SANDBOX_TOOLS);
-}, INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await suite?.close();
 });
 
 const TAMPER = 'TAMPERED-BY-THE-AGENT';
 
-/** Every file under `dir` with a digest of its bytes. */
-function fileDigests(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
+/** Every file under `dir`. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
   const walk = (d: string) => {
     for (const name of readdirSync(d)) {
       const p = join(d, name);
       if (statSync(p).isDirectory()) walk(p);
-      else out.set(p, createHash('sha256').update(readFileSync(p)).digest('hex'));
+      else out.push(p);
     }
   };
   walk(dir);
@@ -106,49 +99,75 @@ function attempts(s: Scenario): ToolCall[] {
 /** The agent's tools in these scenarios: Read allowed too. */
 const TOOLS = 'Bash Edit Write Read';
 
+/** The keys' and the ledger's bytes before the attempts. */
+interface Before {
+  keys: Buffer[];
+  ledger: string;
+}
+
+/**
+ * Starts a session, then runs every attempt in one turn (Read allowed too). Returns what the
+ * evidence held before, and Claude Code's result.
+ */
+async function tryEverything(s: Scenario): Promise<{ before: Before; calls: ToolCall[]; run: ClaudeRun }> {
+  await startSession(s);
+  const before = {
+    keys: [readFileSync(s.world.keys.digest), readFileSync(s.world.keys.chain)],
+    ledger: readFileSync(s.world.ledger, 'utf8'),
+  };
+  const calls = attempts(s);
+  s.server.push(...calls.map((c) => [c]), 'Done.');
+  const run = await s.world.claude(s.server, ['-p', 'tidy up the state directory'], { allowedTools: TOOLS });
+  sessionOf(run);
+  return { before, calls, run };
+}
+
+/**
+ * Every attempt denied (Claude Code lists each in `permission_denials`), nothing read reached the
+ * model, and the evidence is as it was: keys byte for byte, the ledger only grown by the hooks'
+ * own records and still verifying, nothing planted anywhere in the state directory.
+ */
+async function expectEvidenceIntact(s: Scenario, t: { before: Before; calls: ToolCall[]; run: ClaudeRun }) {
+  expect(deniedIds(t.run)).toEqual(t.calls.map((c) => c.id));
+  for (const c of t.calls) {
+    const res = resultOf(s.server, c.id!);
+    expect(res?.isError, `${c.id}: ${res?.text.slice(0, 200)}`).toBe(true);
+    for (const key of t.before.keys) expect(res!.text).not.toContain(key.toString());
+    expect(res!.text).not.toContain('"hash":');
+  }
+  expect(readFileSync(s.world.keys.digest)).toEqual(t.before.keys[0]);
+  expect(readFileSync(s.world.keys.chain)).toEqual(t.before.keys[1]);
+  const ledger = readFileSync(s.world.ledger, 'utf8');
+  expect(ledger.startsWith(t.before.ledger)).toBe(true);
+  expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
+  expect(existsSync(join(s.world.state, 'claude-code'))).toBe(true);
+  for (const path of filesUnder(s.world.state))
+    expect(readFileSync(path, 'utf8'), path).not.toContain(TAMPER);
+}
+
+/** A Bash command that appends `line` to the ledger, the path built at run time. */
+function appendByNode(id: string, line: string): ToolCall {
+  return bash(
+    id,
+    `node -e "require('fs').appendFileSync(process.env.CONTINUITY_STATE_DIR+'/led'+'ger.jsonl', process.argv[1]+'\\n')" '${line}'`,
+  );
+}
+
+/** A Bash command that prints the chain key, its path read from a variable named at run time. */
+function readKeyByNode(id: string): ToolCall {
+  return bash(
+    id,
+    `node -e "process.stdout.write(require('fs').readFileSync(process.env['CONTINUITY_CHAIN'+'_KEY_FILE'],'utf8'))"`,
+  );
+}
+
 describe.concurrent('the evidence is protected from the agent', () => {
   it(
     "the agent's Bash, Write, Edit and Read tools cannot read or change the ledger, the state directory or the keys",
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
-        await startSession(s);
-        const keysBefore = [readFileSync(s.world.keys.digest), readFileSync(s.world.keys.chain)];
-        const ledgerBefore = readFileSync(s.world.ledger, 'utf8');
-        const calls = attempts(s);
-        s.server.push(...calls.map((c) => [c]), 'Done.');
-        const r = await s.world.claude(s.server, ['-p', 'tidy up the state directory'], {
-          allowedTools: TOOLS,
-        });
-        sessionOf(r);
-
-        // Every attempt failed: denied (Claude Code lists it), or at least reported as an error.
-        for (const c of calls) {
-          const res = resultOf(s.server, c.id!);
-          expect(res, `${c.id} got a result`).toBeDefined();
-          expect(res!.isError, `${c.id}: ${res!.text.slice(0, 200)}`).toBe(true);
-        }
-        expect(deniedIds(r)).toEqual(calls.map((c) => c.id));
-        // Nothing the agent tried to read reached the model.
-        for (const c of calls) {
-          const text = resultOf(s.server, c.id!)!.text;
-          for (const key of keysBefore) expect(text).not.toContain(key.toString());
-          expect(text).not.toContain('"hash":');
-        }
-
-        // The files are as they were: keys byte for byte, the ledger only grew by the hooks'
-        // own records and still verifies, nothing planted anywhere in the state directory.
-        expect(readFileSync(s.world.keys.digest)).toEqual(keysBefore[0]);
-        expect(readFileSync(s.world.keys.chain)).toEqual(keysBefore[1]);
-        const ledgerAfter = readFileSync(s.world.ledger, 'utf8');
-        expect(ledgerAfter.startsWith(ledgerBefore)).toBe(true);
-        expect(ledgerAfter).not.toContain(TAMPER);
-        expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
-        expect(existsSync(join(s.world.state, 'claude-code'))).toBe(true);
-        for (const [path] of fileDigests(s.world.state))
-          expect(readFileSync(path, 'utf8'), path).not.toContain(TAMPER);
-        expect(existsSync(join(s.world.state, 'planted.txt'))).toBe(false);
-        expect(existsSync(join(s.world.state, 'planted-by-write.txt'))).toBe(false);
+        await expectEvidenceIntact(s, await tryEverything(s));
         expectClean(s);
       } finally {
         await endScenario(s);
@@ -160,7 +179,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
   it(
     "the runtime alone protects it: with the gate's own guard turned off, Claude Code's permission rules written by init deny every attempt",
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const settings = JSON.parse(readFileSync(s.world.file('.claude/settings.json'), 'utf8')) as {
           permissions?: { deny?: string[] };
@@ -173,27 +192,14 @@ describe.concurrent('the evidence is protected from the agent', () => {
           s.world.file('.continuity/config.json'),
           `${JSON.stringify({ gate: { protectContinuityFiles: false } })}\n`,
         );
-        await startSession(s);
-        const keysBefore = [readFileSync(s.world.keys.digest), readFileSync(s.world.keys.chain)];
-        const calls = attempts(s);
-        s.server.push(...calls.map((c) => [c]), 'Done.');
-        const r = await s.world.claude(s.server, ['-p', 'tidy up the state directory'], {
-          allowedTools: TOOLS,
-        });
-        sessionOf(r);
-        expect(deniedIds(r)).toEqual(calls.map((c) => c.id));
-        for (const c of calls) {
-          const res = resultOf(s.server, c.id!);
-          expect(res?.isError, c.id).toBe(true);
+        const t = await tryEverything(s);
+        await expectEvidenceIntact(s, t);
+        for (const c of t.calls) {
           // Claude Code's own words for a rule denial, not the continuity gate's.
-          expect(res!.text, c.id).not.toContain('continuity gate');
-          expect(res!.text, c.id).toMatch(/denied|deny rule|permission settings/i);
+          const text = resultOf(s.server, c.id!)!.text;
+          expect(text, c.id).not.toContain('continuity gate');
+          expect(text, c.id).toMatch(/denied|deny rule|permission settings/i);
         }
-        expect(readFileSync(s.world.keys.digest)).toEqual(keysBefore[0]);
-        expect(readFileSync(s.world.keys.chain)).toEqual(keysBefore[1]);
-        expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
-        expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
-        expect(existsSync(join(s.world.state, 'claude-code'))).toBe(true);
         expectClean(s);
       } finally {
         await endScenario(s);
@@ -205,7 +211,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
   it(
     'what the rules cannot see: an obfuscated Bash command is stopped only by the sandbox, and a ledger it changes never passes `continuity ledger verify`',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const sandboxed = sandboxEnabled(s);
         await startSession(s);
@@ -220,21 +226,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
           hash: `sha256:${'0'.repeat(64)}`,
         });
         // Paths built at run time: nothing in the command names the evidence.
-        s.server.push(
-          [
-            bash(
-              'node-read-key',
-              `node -e "process.stdout.write(require('fs').readFileSync(process.env['CONTINUITY_CHAIN'+'_KEY_FILE'],'utf8'))"`,
-            ),
-          ],
-          [
-            bash(
-              'node-append',
-              `node -e "require('fs').appendFileSync(process.env.CONTINUITY_STATE_DIR+'/led'+'ger.jsonl', process.argv[1]+'\\n')" '${forged}'`,
-            ),
-          ],
-          'Done.',
-        );
+        s.server.push([readKeyByNode('node-read-key')], [appendByNode('node-append', forged)], 'Done.');
         const r = await s.world.claude(s.server, ['-p', 'tidy up'], { allowedTools: TOOLS });
         sessionOf(r);
         const tampered = readFileSync(s.world.ledger, 'utf8').includes('"sessionId":"forged"');
@@ -259,7 +251,7 @@ describe.concurrent('the evidence is protected from the agent', () => {
   it(
     "with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through Bash, and an obfuscated command does not reach the evidence",
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         // The user's settings turn the sandbox on; the project's (init's) add what it keeps out.
         writeFileSync(
@@ -275,14 +267,8 @@ describe.concurrent('the evidence is protected from the agent', () => {
           [
             restate('restate', { ...s.values }),
             write('w-after', s.world.file('after.txt'), 'after restating\n'),
-            bash(
-              'node-append',
-              `node -e "require('fs').appendFileSync(process.env.CONTINUITY_STATE_DIR+'/led'+'ger.jsonl', '${TAMPER}\\n')"`,
-            ),
-            bash(
-              'node-read-key',
-              `node -e "process.stdout.write(require('fs').readFileSync(process.env['CONTINUITY_CHAIN'+'_KEY_FILE'],'utf8'))"`,
-            ),
+            appendByNode('node-append', TAMPER),
+            readKeyByNode('node-read-key'),
           ],
           [],
         );

@@ -173,6 +173,30 @@ export async function resumeWith(
   return r;
 }
 
+/** A human approves the change of `decision` from `from` to `to`, in their own terminal (another process). */
+export async function humanApproves(
+  s: Scenario,
+  sessionId: string,
+  change: { decision: string; from: unknown; to: unknown; ref: string },
+): Promise<void> {
+  const r = await s.world.continuity([
+    'approve',
+    '--session',
+    sessionId,
+    '--decision',
+    change.decision,
+    '--from',
+    JSON.stringify(change.from),
+    '--to',
+    JSON.stringify(change.to),
+    '--ref',
+    change.ref,
+    '--by',
+    'reviewer-17',
+  ]);
+  expect(r.status, r.stderr).toBe(0);
+}
+
 // ── The ledger ──────────────────────────────────────────────────────────────────────────────────
 
 /** A session's latest boundary as `continuity status --json` recomputes it from the evidence. */

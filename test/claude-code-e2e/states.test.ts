@@ -6,19 +6,9 @@
  * `continuity serve` forwarded to the receiver, with the state on the post span.
  */
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { requestText } from '../support/anthropic-server.js';
-import {
-  bash,
-  deniedIds,
-  INSTALL_TIMEOUT_MS,
-  restate,
-  resultOf,
-  SCENARIO_TIMEOUT_MS,
-  type Suite,
-  startSuite,
-  write,
-} from './harness.js';
+import { bash, deniedIds, restate, resultOf, SCENARIO_TIMEOUT_MS, useSuite, write } from './harness.js';
 import {
   compactManually,
   endScenario,
@@ -26,6 +16,7 @@ import {
   expectClean,
   expectOneCapturedBoundary,
   expectTokens,
+  humanApproves,
   rawStrings,
   records,
   resumeWith,
@@ -37,13 +28,7 @@ import {
   widened,
 } from './scenario.js';
 
-let suite: Suite;
-beforeAll(async () => {
-  suite = await startSuite();
-}, INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await suite?.close();
-});
+const suite = useSuite();
 
 /** The restated form of `values`, each decision as the agent states it. */
 function asRestated(values: TaskValues): Record<string, unknown> {
@@ -77,7 +62,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
   it(
     'preserved: the restatement matches, the write goes through',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const { sessionId, denied } = await compactThenRestate(s, asRestated(s.values));
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
@@ -107,7 +92,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
   it(
     'conflicting: a changed scope stops the write',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const changed = widened(s.values);
         const { sessionId, denied } = await compactThenRestate(s, asRestated(changed));
@@ -131,7 +116,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
   it(
     'dropped: a decision left out of the restatement stops the write',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const { approval_boundary: _left, ...partial } = s.values;
         const { sessionId, denied } = await compactThenRestate(s, partial);
@@ -154,7 +139,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
   it(
     'stale: a restatement observed before the compaction stops the write',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const old = '2020-01-01T00:00:00Z';
         const stale = Object.fromEntries(
@@ -181,7 +166,7 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
   it(
     "approval: the agent's own `continuity approve` is refused; a human's in another process releases the next write (approved_change), and the approved value carries forward to the next compaction",
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const changed = widened(s.values);
         const { sessionId } = await compactThenRestate(s, asRestated(changed));
@@ -205,22 +190,12 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
         expect(existsSync(s.world.file('self.txt'))).toBe(false);
 
         // The human approves in their own terminal (another process, no Claude Code around it).
-        const approve = await s.world.continuity([
-          'approve',
-          '--session',
-          sessionId,
-          '--decision',
-          'scope',
-          '--from',
-          JSON.stringify(s.values.scope),
-          '--to',
-          JSON.stringify(changed.scope),
-          '--ref',
-          'CHG-1042',
-          '--by',
-          'reviewer-17',
-        ]);
-        expect(approve.status, approve.stderr).toBe(0);
+        await humanApproves(s, sessionId, {
+          decision: 'scope',
+          from: s.values.scope,
+          to: changed.scope,
+          ref: 'CHG-1042',
+        });
 
         // The next write goes through; restating the approved value says approved_change.
         const r2 = await resumeWith(s, sessionId, [
@@ -259,26 +234,16 @@ describe.concurrent('continuity states on the real binary (manual compaction)', 
   it(
     'approval carried forward: after a human approved A→B, restating A at the next compaction is not preserved',
     async () => {
-      const s = await scenario(suite);
+      const s = await scenario(suite());
       try {
         const changed = widened(s.values);
         const { sessionId } = await compactThenRestate(s, asRestated(changed));
-        const approve = await s.world.continuity([
-          'approve',
-          '--session',
-          sessionId,
-          '--decision',
-          'scope',
-          '--from',
-          JSON.stringify(s.values.scope),
-          '--to',
-          JSON.stringify(changed.scope),
-          '--ref',
-          'CHG-2001',
-          '--by',
-          'reviewer-17',
-        ]);
-        expect(approve.status, approve.stderr).toBe(0);
+        await humanApproves(s, sessionId, {
+          decision: 'scope',
+          from: s.values.scope,
+          to: changed.scope,
+          ref: 'CHG-2001',
+        });
         await compactManually(s, sessionId, 'keep going');
         const r = await resumeWith(s, sessionId, [
           restate('restate-old', asRestated(s.values)),
