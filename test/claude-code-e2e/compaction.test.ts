@@ -76,6 +76,41 @@ function compactionPrompt(body: MessagesBody | undefined): string {
 
 describe.concurrent('compaction on the real binary', () => {
   it(
+    'automatic compaction restated in the very first request after it: InstructionsLoaded(compact), which Claude Code does not await, changes nothing',
+    async () => {
+      const s = await scenario(suite(), { claudeMd: '# Project rules\nUse tabs for indentation.\n' });
+      try {
+        s.server.push(
+          { tools: [bash('b-small', 'echo small')], usage: { input_tokens: 5_000 } },
+          { tools: [bash('b-full', 'echo full')], usage: FULL },
+          // The first request after the compaction: InstructionsLoaded(compact) fires beside it.
+          restate('restate', { ...s.values }),
+          write('w-after', s.world.file('after.txt'), 'after restating\n'),
+          'Done.',
+        );
+        const r = await s.world.claude(s.server, ['-p', 'start the task', ...AUTOCOMPACT]);
+        const sessionId = sessionOf(r);
+        expect(s.server.requestsOf('summary')).toHaveLength(1);
+        expect(debugLines(s).some((l) => /InstructionsLoaded:compact \[node /.test(l))).toBe(true);
+        expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
+        expect(deniedIds(r)).toEqual([]);
+        expect(existsSync(s.world.file('after.txt'))).toBe(true);
+        // Whenever InstructionsLoaded ran, before or after the restatement: one boundary, preserved.
+        const boundaryId = expectOneCapturedBoundary(s, sessionId, 1);
+        expect((await status(s, sessionId)).state).toBe('preserved');
+        // A write in the next process, after every late hook of this one has run.
+        const again = await resumeWith(s, sessionId, [write('w-next', s.world.file('next.txt'), 'next\n')]);
+        expect(deniedIds(again)).toEqual([]);
+        expect(boundaryIds(s, sessionId)).toEqual([boundaryId]);
+        expectClean(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
     'automatic compaction (a project with a CLAUDE.md): PreCompact(auto), one boundary, the restatement in the same turn, preserved; a --resume in the next process keeps it',
     async () => {
       const s = await scenario(suite(), { claudeMd: '# Project rules\nUse tabs for indentation.\n' });
