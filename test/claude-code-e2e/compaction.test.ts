@@ -331,6 +331,33 @@ describe.concurrent('compaction on the real binary', () => {
   );
 
   it(
+    '`/clear` after a conflicting compaction starts a new session with no boundary (writes not held); the old session stays conflicting',
+    async () => {
+      const s = await scenario(suite());
+      try {
+        const sessionId = await startSession(s);
+        await compactManually(s, sessionId, 'keep the plan');
+        await resumeWith(s, sessionId, [restate('restate', { ...widened(s.values) })]);
+        expect(resultOf(s.server, 'restate')?.text).toContain('conflicting');
+        const cleared = await s.world.claude(s.server, ['-p', '/clear', '--resume', sessionId]);
+        const fresh = sessionOf(cleared);
+        expect(fresh).not.toBe(sessionId);
+        const r = await resumeWith(s, fresh, [
+          write('w-fresh', s.world.file('fresh.txt'), 'in the new session\n'),
+        ]);
+        expect(deniedIds(r)).toEqual([]);
+        expect(existsSync(s.world.file('fresh.txt'))).toBe(true);
+        expect(boundaryIds(s, fresh)).toEqual([]);
+        expect((await status(s, sessionId)).state).toBe('conflicting');
+        expectClean(s, rawStrings(widened(s.values)));
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
     "a subagent (Agent tool) is held by its parent session's boundary: its write waits for the restatement and goes through after it",
     async () => {
       const s = await scenario(suite());
