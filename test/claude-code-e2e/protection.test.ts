@@ -3,6 +3,8 @@
  * claude-code` writes, the agent's own tools (Bash, Write, Edit, Read) cannot read or change the
  * ledger, the adapter's state directory or the key files. Asserted on the real binary: the
  * denials Claude Code reports, the reason the model is told, and the files unchanged on disk.
+ * Then what the rules cannot see (a command that builds the path at run time), and the user's own
+ * Bash sandbox (bubblewrap): what it keeps out, and whether the agent can still restate.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,6 +53,14 @@ function filesUnder(dir: string): string[] {
   };
   walk(dir);
   return out;
+}
+
+/** The user's own settings turn Claude Code's Bash sandbox on; the project's (init's) add what it keeps out. */
+function userSandbox(s: Scenario): void {
+  writeFileSync(
+    join(s.world.env.CLAUDE_CONFIG_DIR!, 'settings.json'),
+    `${JSON.stringify({ sandbox: { enabled: true } })}\n`,
+  );
 }
 
 /** Whether the settings init wrote turn Claude Code's Bash sandbox on. */
@@ -249,33 +259,44 @@ describe.concurrent('the evidence is protected from the agent', () => {
   );
 
   it(
-    "with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through Bash, and an obfuscated command does not reach the evidence",
+    "with the user's own Bash sandbox on (bubblewrap installed), an obfuscated command neither changes the ledger nor reads a key",
     async () => {
       const s = await scenario(suite());
       try {
-        // The user's settings turn the sandbox on; the project's (init's) add what it keeps out.
-        writeFileSync(
-          join(s.world.env.CLAUDE_CONFIG_DIR!, 'settings.json'),
-          `${JSON.stringify({ sandbox: { enabled: true } })}\n`,
+        userSandbox(s);
+        await startSession(s);
+        s.server.push([appendByNode('node-append', TAMPER)], [readKeyByNode('node-read-key')], 'Done.');
+        sessionOf(await s.world.claude(s.server, ['-p', 'tidy up'], { allowedTools: TOOLS }));
+        // Not held by the gate (no compaction yet): whatever stops them is the sandbox.
+        expect(resultOf(s.server, 'node-append')?.text).not.toContain('continuity gate');
+        expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
+        expect((await s.world.continuity(['ledger', 'verify'])).status).toBe(0);
+        expect(resultOf(s.server, 'node-read-key')?.text ?? '').not.toContain(
+          readFileSync(s.world.keys.chain, 'utf8'),
         );
+        expectClean(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    "with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through its Bash tool",
+    async () => {
+      const s = await scenario(suite());
+      try {
+        userSandbox(s);
         const sessionId = await startSession(s);
         await compactManually(s, sessionId, 'keep the plan');
-        const keyText = readFileSync(s.world.keys.chain, 'utf8');
-        await resumeWith(
-          s,
-          sessionId,
-          [
-            restate('restate', { ...s.values }),
-            write('w-after', s.world.file('after.txt'), 'after restating\n'),
-            appendByNode('node-append', TAMPER),
-            readKeyByNode('node-read-key'),
-          ],
-          [],
-        );
+        const r = await resumeWith(s, sessionId, [
+          restate('restate', { ...s.values }),
+          write('w-after', s.world.file('after.txt'), 'after restating\n'),
+        ]);
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
+        expect(deniedIds(r)).toEqual([]);
         expect(existsSync(s.world.file('after.txt'))).toBe(true);
-        expect(readFileSync(s.world.ledger, 'utf8')).not.toContain(TAMPER);
-        expect(resultOf(s.server, 'node-read-key')?.text ?? '').not.toContain(keyText);
         expect((await status(s, sessionId)).state).toBe('preserved');
         expectClean(s);
       } finally {
