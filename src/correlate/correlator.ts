@@ -56,6 +56,7 @@ import type {
   ResolutionCause,
   ResolvedCorrelatorOptions,
   SessionSummaryEntry,
+  SessionView,
 } from './types.js';
 
 type Activity = ActivityState | typeof ACTIVITY_STATE_UNKNOWN;
@@ -269,6 +270,46 @@ export class Correlator {
     return out.length > limit ? out.slice(out.length - limit) : out;
   }
 
+  /**
+   * The `limit` most recently active sessions, most recent first: latest state, activity and the
+   * pending boundary. Read-only views for the continuity page; nothing here changes state.
+   */
+  sessions(limit = 1_000): SessionView[] {
+    const all = [...this._sessions.values()];
+    const out: SessionView[] = [];
+    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+      const s = all[i]!;
+      const p = s.pending;
+      out.push({
+        sessionId: s.id,
+        activity: s.activity,
+        touchedAtMs: s.touchedAtMs,
+        latest: s.latest
+          ? {
+              boundaryId: s.latest.boundaryId,
+              state: s.latest.state,
+              reason: s.latest.reason,
+              primaryDecision: s.latest.primaryDecision,
+              runtime: s.latest.runtime,
+            }
+          : null,
+        pending: p
+          ? {
+              boundaryId: p.boundaryId,
+              runtime: p.runtime,
+              trigger: p.trigger,
+              pre: p.pre,
+              evidenceMissing: p.evidenceMissing,
+              preSpan: p.preSpan,
+              openedAtMs: p.openedAtMs,
+              deadlineMs: p.deadlineMs,
+            }
+          : null,
+      });
+    }
+    return out;
+  }
+
   /** The pending state as plain JSON, for {@link Correlator.importPending} after a restart. */
   exportPending(): PendingState {
     const sessions = [];
@@ -480,6 +521,7 @@ export class Correlator {
       postSpan: post.span ?? null,
       reobservationSeconds,
       evidenceMissing: b.evidenceMissing ?? post.evidenceMissing ?? null,
+      post: post.snapshot,
     });
     merged.reobserveUntilMs = nowMs + this.postWindowMs(merged.runtime);
     this._setReobservable(s, merged);
@@ -493,6 +535,7 @@ export class Correlator {
       postSpan: null,
       reobservationSeconds: null,
       evidenceMissing: b.evidenceMissing,
+      post: null,
     });
     if (cause === 'evicted') this._stats.evicted++;
     // A post that arrives after its window can still be classified against the pre.
@@ -528,6 +571,7 @@ export class Correlator {
       postSpan: post.span ?? null,
       reobservationSeconds: null,
       evidenceMissing: post.evidenceMissing ?? null,
+      post: post.snapshot,
     });
   }
 
@@ -538,6 +582,7 @@ export class Correlator {
       postSpan: null,
       reobservationSeconds: null,
       evidenceMissing: EVIDENCE_MISSING_REASONS.unrecoverable,
+      post: null,
     });
   }
 
@@ -546,7 +591,9 @@ export class Correlator {
     b: Boundary,
     classification: Classification,
     cause: ResolutionCause,
-    extra: Pick<Resolution, 'resolvedAtPost' | 'postSpan' | 'reobservationSeconds' | 'evidenceMissing'>,
+    extra: Pick<Resolution, 'resolvedAtPost' | 'postSpan' | 'reobservationSeconds' | 'evidenceMissing'> & {
+      post: Snapshot | null;
+    },
   ): Resolution {
     s.latest = {
       boundaryId: b.boundaryId,
@@ -570,6 +617,8 @@ export class Correlator {
       approvalCount: b.approvals.length,
       evidenceMissing: extra.evidenceMissing,
       activity: s.activity,
+      // A copy of the approvals: a re-observable boundary keeps collecting them.
+      evidence: { pre: b.pre, post: extra.post, approvals: [...b.approvals] },
     };
   }
 

@@ -3,7 +3,7 @@
  */
 import type { Classification } from '../classify/classify.js';
 import type { ContinuityReason, ContinuityState } from '../classify/states.js';
-import type { ActivityState } from '../decision/model.js';
+import type { ActivityState, Approval, Snapshot } from '../decision/model.js';
 import type { SpanRef } from '../otel/attributes.js';
 import type { ACTIVITY_STATE_UNKNOWN, CompactionTrigger } from '../otel/semconv.js';
 
@@ -117,6 +117,19 @@ export interface Resolution {
   evidenceMissing: string | null;
   /** The session's activity state when the boundary resolved. */
   activity: ActivityState | typeof ACTIVITY_STATE_UNKNOWN;
+  /**
+   * The evidence the classification was computed from: digests, ids and times only (the pre
+   * snapshot, the post snapshot, the approvals counted). For readers that show a boundary, such
+   * as the continuity page; the snapshots are shared, not copied.
+   */
+  evidence: ResolutionEvidence;
+}
+
+/** What a {@link Resolution} was classified from. */
+export interface ResolutionEvidence {
+  pre: Snapshot | null;
+  post: Snapshot | null;
+  approvals: readonly Approval[];
 }
 
 /** One cell of the sessions summary: never flattened into one health value. */
@@ -134,6 +147,35 @@ export interface NeedsHumanEntry {
   reason: ContinuityReason;
   primaryDecision: string | null;
   runtime: string | null;
+}
+
+/** One session as the correlator knows it now (read-only; see {@link Correlator.sessions}). */
+export interface SessionView {
+  sessionId: string;
+  activity: ActivityState | typeof ACTIVITY_STATE_UNKNOWN;
+  /** When the session's last event was observed (ms since the epoch, the service's clock). */
+  touchedAtMs: number;
+  /** The latest resolved boundary, or null when none resolved yet. */
+  latest: {
+    boundaryId: string | null;
+    state: ContinuityState;
+    reason: ContinuityReason;
+    primaryDecision: string | null;
+    runtime: string | null;
+  } | null;
+  /** The boundary waiting for its post observation, or null. */
+  pending: {
+    boundaryId: string | null;
+    runtime: string | null;
+    trigger: CompactionTrigger | null;
+    /** The pre snapshot (digests only), or null when it was missing. */
+    pre: Snapshot | null;
+    evidenceMissing: string | null;
+    preSpan: SpanRef | null;
+    openedAtMs: number;
+    /** When it resolves `unverified` / `post_observation_missing` without a post. */
+    deadlineMs: number;
+  } | null;
 }
 
 /** Counters the correlator keeps about itself (self-observability). */

@@ -64,11 +64,16 @@ export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
+/** True when `token` is the one whose hash is `tokenHash` (constant-time). */
+export function tokenMatches(token: string, tokenHash: Buffer): boolean {
+  return timingSafeEqual(hashToken(token), tokenHash);
+}
+
 function authorized(req: IncomingMessage, tokenHash: Buffer | undefined): boolean {
   if (tokenHash === undefined) return true;
   const header = req.headers.authorization;
   if (typeof header !== 'string' || !/^Bearer /i.test(header)) return false;
-  return timingSafeEqual(hashToken(header.slice(7).trim()), tokenHash);
+  return tokenMatches(header.slice(7).trim(), tokenHash);
 }
 
 /** Handles one `POST /v1/traces`. Never throws; every path answers exactly once. */

@@ -1,6 +1,7 @@
 /**
  * The HTTP listener of `continuity serve` on node:http: routes `POST /v1/traces`, `GET /metrics`,
- * `GET /healthz`, `GET /readyz`; everything else is 404 (405 for a wrong method on a known path).
+ * `GET /healthz`, `GET /readyz`, and `/` plus everything under `/ui` to the continuity page when
+ * this listener serves it; everything else is 404 (405 for a wrong method on a known path).
  * Paths come from {@link SERVICE_DEFAULTS}.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -13,6 +14,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface Routes {
   traces?: Handler;
   metrics?: Handler;
+  /** The continuity page (`/`, `/ui`, `/ui/...`; `src/ui/`), on the listener that serves `/metrics`. */
+  ui?: Handler;
   health: Handler;
   ready: Handler;
   /** True once shutdown began: new trace requests are refused with {@link Routes.refuse}. */
@@ -49,6 +52,13 @@ export function createServiceServer(routes: Routes): Server {
       case SERVICE_DEFAULTS.readyPath:
         return route(routes.ready, 'GET');
       default:
+        if (
+          routes.ui &&
+          (path === '/' ||
+            path === SERVICE_DEFAULTS.uiPath ||
+            path!.startsWith(`${SERVICE_DEFAULTS.uiPath}/`))
+        )
+          return routes.ui(req, res);
         return notFound(req, res);
     }
   });

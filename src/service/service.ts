@@ -24,6 +24,7 @@ import {
   type OtlpResourceSpans,
   type OtlpTraceRequest,
 } from '../otlp/index.js';
+import { ContinuityPage } from '../ui/page.js';
 import type { OtlpEncoding } from './body.js';
 import {
   defaultStateDir,
@@ -38,7 +39,7 @@ import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
 import { scanTraceRequest } from './prefilter.js';
 import { type QueueItem, SpanQueue } from './queue.js';
-import { handleTraces, hashToken, type ReceiverTarget, Refusal } from './receiver.js';
+import { handleTraces, hashToken, type ReceiverTarget, Refusal, tokenMatches } from './receiver.js';
 import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
 import { PendingStore } from './state.js';
@@ -79,6 +80,7 @@ export class ContinuityService {
   private readonly _forwarder: Forwarder;
   private readonly _metrics: ServiceMetrics;
   private readonly _continuity: ContinuityMetricsRecorder | undefined;
+  private readonly _page: ContinuityPage | undefined;
   private readonly _checkSource: {
     resource: Record<string, string>;
     scopeName: string;
@@ -104,6 +106,7 @@ export class ContinuityService {
     forwarder: Forwarder;
     metrics: ServiceMetrics;
     continuity: ContinuityMetricsRecorder | undefined;
+    page: ContinuityPage | undefined;
     checkSource: ContinuityService['_checkSource'];
   }) {
     this._config = parts.config;
@@ -114,6 +117,7 @@ export class ContinuityService {
     this._forwarder = parts.forwarder;
     this._metrics = parts.metrics;
     this._continuity = parts.continuity;
+    this._page = parts.page;
     this._checkSource = parts.checkSource;
     this._downstreamEncoding = parts.config.downstream.protocol === 'http/json' ? 'json' : 'protobuf';
   }
@@ -201,6 +205,17 @@ export class ContinuityService {
       },
     });
 
+    // The continuity page reads the correlator through a read-only view and hears each correlation.
+    const page = config.ui.enabled
+      ? new ContinuityPage({
+          source: { sessions: (limit) => correlator.sessions(limit) },
+          remote: config.ui.remote,
+          checkToken: tokenHash === undefined ? undefined : (token) => tokenMatches(token, tokenHash),
+          traceLink: config.ui.traceLink,
+          maxSessions: config.ui.maxSessions,
+        })
+      : undefined;
+
     const service = new ContinuityService({
       config,
       log,
@@ -210,6 +225,7 @@ export class ContinuityService {
       forwarder,
       metrics,
       continuity,
+      page,
       checkSource: {
         resource: checkResource,
         scopeName: SERVICE_SCOPE.name,
@@ -232,6 +248,7 @@ export class ContinuityService {
     service._server = createServiceServer({
       traces: (req, res) => service._track(handleTraces(req, res, target)),
       metrics: separateMetrics ? undefined : (req, res) => metrics.handle(req, res),
+      ui: separateMetrics ? undefined : page && ((req, res) => page.handle(req, res)),
       health: (_req, res) => sendText(res, 200, 'ok'),
       ready: (_req, res) => service._readiness(res),
       closing: () => service._closing,
@@ -246,6 +263,7 @@ export class ContinuityService {
     if (separateMetrics) {
       service._metricsServer = createServiceServer({
         metrics: (req, res) => metrics.handle(req, res),
+        ui: page && ((req, res) => page.handle(req, res)),
         health: (_req, res) => sendText(res, 200, 'ok'),
         ready: (_req, res) => service._readiness(res),
         closing: () => false,
@@ -260,6 +278,7 @@ export class ContinuityService {
     log.info('continuity serve listening', {
       otlp: `${service.url}${SERVICE_DEFAULTS.tracesPath}`,
       metrics: `${service.metricsUrl}${SERVICE_DEFAULTS.metricsPath}`,
+      ...(service.uiUrl && { ui: service.uiUrl }),
       downstream:
         config.downstream.endpoint === undefined
           ? '(none: metrics only, spans counted as dropped no_downstream)'
@@ -272,6 +291,11 @@ export class ContinuityService {
   /** `http://host:port` of the OTLP listener. */
   get url(): string {
     return urlOf(this._server!);
+  }
+
+  /** `http://host:port/ui` of the continuity page, or undefined when `ui.enabled` is false. */
+  get uiUrl(): string | undefined {
+    return this._page ? `${this.metricsUrl}${SERVICE_DEFAULTS.uiPath}` : undefined;
   }
 
   /** `http://host:port` of the listener serving `/metrics`. */
@@ -303,6 +327,7 @@ export class ContinuityService {
     this._ready = false;
     this._closing = true;
     clearInterval(this._ticker);
+    this._page?.close();
     const closed = this._server ? closeServer(this._server) : Promise.resolve();
     this._server?.closeIdleConnections();
     await new Promise<void>((resolve) => {
@@ -412,6 +437,7 @@ export class ContinuityService {
         lastSeq = this._store.record({ op: 'observe', at: nowMs, event: found.event });
       }
       this._continuity?.record(resolutions);
+      if (inspection.events.length > 0) this._page?.observed(resolutions, nowMs);
       const needChecks = enrichPostSpans(inspection.events, resolutions);
       const enriched = resolutions.length - needChecks.length;
       const checks = checkResourceSpans(needChecks, nowMs, this._checkSource);
@@ -493,6 +519,7 @@ export class ContinuityService {
   private _emitChecks(resolutions: Resolution[], nowMs: number): void {
     if (resolutions.length === 0) return;
     this._continuity?.record(resolutions);
+    this._page?.observed(resolutions, nowMs);
     const checks = checkResourceSpans(resolutions, nowMs, this._checkSource);
     if (!checks) return;
     if (!this._queue.canAccept(resolutions.length)) {

@@ -47,6 +47,7 @@ export function registerServe(program: Command): void {
           metrics: `${service.metricsUrl}${SERVICE_DEFAULTS.metricsPath}`,
           health: `${service.metricsUrl}${SERVICE_DEFAULTS.healthPath}`,
           ready: `${service.metricsUrl}${SERVICE_DEFAULTS.readyPath}`,
+          ...(service.uiUrl && { ui: service.uiUrl }),
           pid: process.pid,
         })}\n`,
       );

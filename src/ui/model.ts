@@ -1,0 +1,314 @@
+/**
+ * The continuity page's model: what the correlator knows now (each session's latest state,
+ * activity and pending boundary) and the page's own history of resolutions, turned into the rows
+ * and boundaries the page shows and the JSON endpoints serve. Pure: no I/O, the clock is an input.
+ *
+ * Everything here is a digest, an id, a decision name, a state or reason code, a time, or our own
+ * words. Ids pass through {@link shownId}; nothing reads a span attribute the codec did not.
+ */
+import type { ContinuityReason, ContinuityState } from '../classify/states.js';
+import { CONTINUITY_STATES, severity } from '../classify/states.js';
+import type { ResolutionCause, SessionView } from '../correlate/types.js';
+import { formatRfc3339Utc } from '../decision/time.js';
+import type { SpanRef } from '../otel/attributes.js';
+import type { HistoryEntry } from './history.js';
+import { type NextStep, nextStep } from './next-step.js';
+import { sessionKey, shownId } from './shown.js';
+
+/** A session's state column: one of the five states, or a boundary still waiting for its post. */
+export type RowState = ContinuityState | 'pending';
+
+/** States whose session is listed under "needs a human". */
+export const NEEDS_HUMAN_STATES: ReadonlySet<ContinuityState> = new Set<ContinuityState>([
+  'conflicting',
+  'dropped',
+]);
+
+/** A link to a trace in the configured trace UI. */
+export interface TraceLink {
+  /** `pre` or `post`: whose trace. */
+  side: 'pre' | 'post';
+  traceId: string;
+  href: string;
+}
+
+/** Builds the link to a span's trace, or undefined when no trace UI is configured. */
+export type TraceLinker = (span: SpanRef) => string | undefined;
+
+/** One session in the overview. */
+export interface SessionRow {
+  /** The page's address for the session (`/ui/session?key=`). */
+  key: string;
+  sessionId: string;
+  state: RowState;
+  reason: ContinuityReason | 'post_observation_pending' | null;
+  primaryDecision: string | null;
+  activity: string;
+  runtime: string | null;
+  boundaryId: string | null;
+  /** When the service last saw an event of the session. */
+  lastSeenAt: string;
+  needsHuman: boolean;
+  nextStep: NextStep;
+}
+
+/** One decision's verdict in one resolution. */
+export interface DecisionRow {
+  name: string;
+  verdict: string;
+  reason: string;
+  preDigest: string | null;
+  postDigest: string | null;
+  /** The approval refs of the chain, for `approved_change`. */
+  approvalRefs: string[];
+}
+
+/** One approval counted toward a boundary. */
+export interface ApprovalRow {
+  decision: string;
+  fromDigest: string;
+  toDigest: string;
+  ref: string;
+  by: string;
+  at: string;
+  /** True when the classifier used it in an approval chain. */
+  inChain: boolean;
+}
+
+/** One resolution of a boundary (a boundary re-observed later has several). */
+export interface ResolutionRow {
+  resolvedAt: string;
+  cause: ResolutionCause;
+  state: ContinuityState;
+  action: string;
+  reason: ContinuityReason;
+  primaryDecision: string | null;
+  /** Seconds from the boundary to the post observation. */
+  reobservationSeconds: number | null;
+  activity: string;
+  decisions: DecisionRow[];
+  approvals: ApprovalRow[];
+  /** Evidence that was missing, and why, when some was. */
+  evidenceMissing: { code: string; why: string } | null;
+  traces: TraceLink[];
+}
+
+/** One boundary of a session: its resolutions over time, newest first, or still pending. */
+export interface BoundaryRow {
+  boundaryId: string | null;
+  runtime: string | null;
+  trigger: string | null;
+  pending: {
+    since: string;
+    resolvesBy: string;
+    evidenceMissing: { code: string; why: string } | null;
+  } | null;
+  resolutions: ResolutionRow[];
+  traces: TraceLink[];
+}
+
+/** One session with its boundaries, for the session page. */
+export interface SessionDetail extends SessionRow {
+  boundaries: BoundaryRow[];
+}
+
+/** The overview: every session, those needing a human first, and counts. */
+export interface Overview {
+  generatedAt: string;
+  /** Changes whenever the model may have changed (the page's live updates compare it). */
+  version: number;
+  counts: { sessions: number; needsHuman: number; pending: number; byState: Record<ContinuityState, number> };
+  needsHuman: SessionRow[];
+  sessions: SessionRow[];
+}
+
+/** What the model is built from. */
+export interface ModelSource {
+  /** The correlator's sessions, most recently active first. */
+  sessions(): readonly SessionView[];
+  /** The page's history of one session, oldest first. */
+  history(sessionId: string): readonly HistoryEntry[];
+  /** The version to report. */
+  version(): number;
+}
+
+/** Why evidence is missing, per reason code (the codes in semconv's EVIDENCE_MISSING_REASONS). */
+const EVIDENCE_WHY: Readonly<Record<string, string>> = {
+  capture_failed: 'the snapshot could not be captured (the extension or hook failed)',
+  invalid_decision: 'a decision could not be digested or was out of bounds',
+  ledger_write_failed: 'the snapshot could not be written to the ledger',
+  invalid_attributes: "the span's continuity attributes were malformed",
+  unrecoverable: 'the pending boundary could not be recovered after a restart',
+};
+
+function evidenceWhy(code: string): { code: string; why: string } {
+  return { code, why: EVIDENCE_WHY[code] ?? 'reported by the runtime with this reason code' };
+}
+
+/** Sort rank: needs a human first (conflicting, dropped), then unverified, pending, the rest. */
+function rank(state: RowState): number {
+  if (state === 'pending') return severity('unverified') + 0.5;
+  return severity(state);
+}
+
+function traceLinks(linker: TraceLinker | undefined, pre: SpanRef | null, post: SpanRef | null): TraceLink[] {
+  if (!linker) return [];
+  const out: TraceLink[] = [];
+  for (const [side, span] of [
+    ['pre', pre],
+    ['post', post],
+  ] as const) {
+    if (!span || out.some((l) => l.traceId === span.traceId)) continue;
+    const href = linker(span);
+    if (href) out.push({ side, traceId: span.traceId, href });
+  }
+  return out;
+}
+
+function optId(id: string | null): string | null {
+  return id === null ? null : shownId(id);
+}
+
+function resolutionRow(entry: HistoryEntry, linker: TraceLinker | undefined): ResolutionRow {
+  const r = entry.resolution;
+  const c = r.classification;
+  const { pre, post, approvals } = r.evidence;
+  const chained = new Set<string>();
+  const decisions: DecisionRow[] = Object.entries(c.decisions).map(([name, d]) => {
+    for (const ref of d.approvalRefs ?? []) chained.add(`${name}\u0000${ref}`);
+    return {
+      name,
+      verdict: d.verdict,
+      reason: d.reason,
+      preDigest: pre?.decisions[name]?.digest ?? null,
+      postDigest: post?.decisions[name]?.digest ?? null,
+      approvalRefs: (d.approvalRefs ?? []).map(shownId),
+    };
+  });
+  return {
+    resolvedAt: formatRfc3339Utc(entry.resolvedAtMs),
+    cause: r.cause,
+    state: c.state,
+    action: c.action,
+    reason: c.reason,
+    primaryDecision: c.primaryDecision,
+    reobservationSeconds: r.reobservationSeconds,
+    activity: r.activity,
+    decisions,
+    approvals: approvals.map((a) => ({
+      decision: a.decision,
+      fromDigest: a.fromDigest,
+      toDigest: a.toDigest,
+      ref: shownId(a.approvalRef),
+      by: shownId(a.approvedBy),
+      at: a.approvedAt,
+      inChain: chained.has(`${a.decision}\u0000${a.approvalRef}`),
+    })),
+    evidenceMissing: r.evidenceMissing === null ? null : evidenceWhy(r.evidenceMissing),
+    traces: traceLinks(linker, r.preSpan, r.postSpan),
+  };
+}
+
+function row(view: SessionView, history: readonly HistoryEntry[]): SessionRow {
+  const last = history.at(-1)?.resolution;
+  const latest = view.latest;
+  const state: RowState = view.pending ? 'pending' : (latest?.state ?? 'pending');
+  const reason = view.pending ? 'post_observation_pending' : (latest?.reason ?? null);
+  return {
+    key: sessionKey(view.sessionId),
+    sessionId: shownId(view.sessionId),
+    state,
+    reason,
+    primaryDecision: view.pending ? null : (latest?.primaryDecision ?? null),
+    activity: view.activity,
+    runtime: view.pending?.runtime ?? latest?.runtime ?? null,
+    boundaryId: optId(view.pending?.boundaryId ?? latest?.boundaryId ?? null),
+    lastSeenAt: formatRfc3339Utc(view.touchedAtMs),
+    needsHuman: !view.pending && latest !== null && NEEDS_HUMAN_STATES.has(latest.state),
+    nextStep: nextStep({
+      sessionId: view.sessionId,
+      pending: view.pending ? { pre: view.pending.pre } : undefined,
+      latest:
+        last && latest && last.boundaryId === latest.boundaryId && last.classification.state === latest.state
+          ? { classification: last.classification, pre: last.evidence.pre, post: last.evidence.post }
+          : undefined,
+      state: latest ? { state: latest.state, reason: latest.reason } : undefined,
+    }),
+  };
+}
+
+function sortRows(rows: SessionRow[]): SessionRow[] {
+  // Stable: within a rank the sessions keep the correlator's most-recent-first order.
+  return rows.sort((a, b) => rank(a.state) - rank(b.state));
+}
+
+/** Builds the overview at `nowMs`. */
+export function buildOverview(source: ModelSource, nowMs: number): Overview {
+  const views = source.sessions();
+  const rows = sortRows(views.map((v) => row(v, source.history(v.sessionId))));
+  const byState = Object.fromEntries(CONTINUITY_STATES.map((s) => [s, 0])) as Record<ContinuityState, number>;
+  let pending = 0;
+  for (const r of rows) {
+    if (r.state === 'pending') pending++;
+    else byState[r.state]++;
+  }
+  const needsHuman = rows.filter((r) => r.needsHuman);
+  return {
+    generatedAt: formatRfc3339Utc(nowMs),
+    version: source.version(),
+    counts: { sessions: rows.length, needsHuman: needsHuman.length, pending, byState },
+    needsHuman,
+    sessions: rows,
+  };
+}
+
+/** Builds one session's page, or undefined when no session has this key. */
+export function buildSessionDetail(
+  source: ModelSource,
+  key: string,
+  linker: TraceLinker | undefined,
+): SessionDetail | undefined {
+  const view = source.sessions().find((v) => sessionKey(v.sessionId) === key);
+  if (!view) return undefined;
+  const history = source.history(view.sessionId);
+  const boundaries: BoundaryRow[] = [];
+  const byId = new Map<string, BoundaryRow>();
+  // Newest first: walk the history backwards, grouping resolutions of the same boundary.
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    const r = entry.resolution;
+    const id = r.boundaryId ?? `(no id #${entry.seq})`;
+    let b = byId.get(id);
+    if (!b) {
+      b = {
+        boundaryId: optId(r.boundaryId),
+        runtime: r.runtime,
+        trigger: r.trigger,
+        pending: null,
+        resolutions: [],
+        traces: [],
+      };
+      byId.set(id, b);
+      boundaries.push(b);
+    }
+    const res = resolutionRow(entry, linker);
+    b.resolutions.push(res);
+    for (const t of res.traces) if (!b.traces.some((x) => x.traceId === t.traceId)) b.traces.push(t);
+  }
+  const p = view.pending;
+  if (p) {
+    boundaries.unshift({
+      boundaryId: optId(p.boundaryId),
+      runtime: p.runtime,
+      trigger: p.trigger,
+      pending: {
+        since: formatRfc3339Utc(p.openedAtMs),
+        resolvesBy: formatRfc3339Utc(p.deadlineMs),
+        evidenceMissing: p.evidenceMissing === null ? null : evidenceWhy(p.evidenceMissing),
+      },
+      resolutions: [],
+      traces: traceLinks(linker, p.preSpan, null),
+    });
+  }
+  return { ...row(view, history), boundaries };
+}
