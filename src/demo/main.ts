@@ -10,6 +10,10 @@
  * With `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans and metrics are also exported over OTLP/HTTP
  * (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, or `http/json`) and flushed
  * before exit. Otherwise it needs nothing but Node.
+ *
+ * With `--serve` (`npm run demo -- --serve [--port N]`) it also starts `continuity serve` in this
+ * process, sends it the spans, prints the continuity page's address and serves until Ctrl-C
+ * (see `serve.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +46,7 @@ import {
 } from '../otel/semconv.js';
 import { countStates, renderCounts, renderTable } from '../report/table.js';
 import { loadReplayFixture, replayCases } from './replay.js';
+import { DEMO_ACTIVITY, type DemoService, parseDemoArgs, startDemoService, untilSignal } from './serve.js';
 
 /** A metric reader that collects only when asked, so the demo can read its own counts back. */
 class OnDemandReader extends MetricReader {
@@ -77,6 +82,8 @@ function otlpExport():
 }
 
 async function main(): Promise<void> {
+  const args = parseDemoArgs(process.argv.slice(2));
+  const demo: DemoService | undefined = args.serve ? await startDemoService(args.port) : undefined;
   const casesPath = fileURLToPath(new URL('../../examples/six-case/cases.json', import.meta.url));
   const cases = loadReplayFixture(
     JSON.parse(readFileSync(casesPath, 'utf8')),
@@ -90,6 +97,7 @@ async function main(): Promise<void> {
   const readBack = new SimpleSpanProcessor(memory);
   const spanProcessors: SpanProcessor[] = [new ContinuityProcessor(), readBack];
   const metricReaders: IMetricReader[] = [reader];
+  if (demo) spanProcessors.push(demo.spanProcessor);
   if (otlp) {
     spanProcessors.push(otlp.spanProcessor);
     metricReaders.push(otlp.metricReader);
@@ -97,7 +105,12 @@ async function main(): Promise<void> {
   const sdk = new NodeSDK({ serviceName: 'agent-continuity-demo', spanProcessors, metricReaders });
   sdk.start();
 
-  const replayed = await replayCases(createContinuity({ runtime: 'sdk' }), cases);
+  const continuity = createContinuity({ runtime: 'sdk' });
+  const replayed = await replayCases(continuity, cases);
+  if (demo) {
+    for (const [i, c] of cases.entries())
+      await continuity.reportActivity(c.id, DEMO_ACTIVITY[i % DEMO_ACTIVITY.length]!);
+  }
   // The SDK exports once the resource's async attributes settle; wait for the read-back copy.
   await readBack.forceFlush();
 
@@ -151,6 +164,13 @@ async function main(): Promise<void> {
     out.write(
       `\nexported spans and metrics to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT} (${otlp.protocol})\n`,
     );
+  if (demo) {
+    out.write(
+      `\nThe continuity page: ${demo.pageUrl}\n(continuity serve in this process; Ctrl-C stops it)\n`,
+    );
+    await untilSignal();
+    await demo.stop();
+  }
 }
 
 main().catch((err: unknown) => {

@@ -18,7 +18,7 @@ import type { SpanRef } from '../otel/attributes.js';
 import { BoundaryHistory } from './history.js';
 import { buildOverview, buildSessionDetail, type ModelSource, type TraceLinker } from './model.js';
 import { loginPage, overviewMain, page, sessionMain, UI_PATHS } from './render.js';
-import { PAGE_CSS } from './style.js';
+import { FAVICON_SVG, PAGE_CSS } from './style.js';
 
 /** The read-only view of the correlator the page needs. */
 export interface PageSource {
@@ -194,6 +194,7 @@ export class ContinuityPage {
     req.resume();
     if (path === '/' || path === `${UI_PATHS.root}/`) return this._redirect(res, UI_PATHS.root);
     if (path === UI_PATHS.css) return this._send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
+    if (path === UI_PATHS.icon) return this._send(res, 200, 'image/svg+xml', FAVICON_SVG);
     if (path === UI_PATHS.script) {
       if (!this._script) return this._send(res, 404, 'text/plain; charset=utf-8', 'script not built\n');
       return this._send(res, 200, 'text/javascript; charset=utf-8', this._script);
@@ -295,14 +296,8 @@ export class ContinuityPage {
   }
 
   private _login(req: IncomingMessage, res: ServerResponse) {
-    const origin = req.headers.origin;
-    if (
-      origin !== undefined &&
-      hostName(new URL(origin, 'http://x.invalid').host) !== hostName(req.headers.host)
-    ) {
-      req.resume();
-      return this._send(res, 403, 'text/plain; charset=utf-8', 'cross-origin sign-in refused\n');
-    }
+    // No Origin check: with Referrer-Policy no-referrer the browser sends `Origin: null`, and a
+    // forged sign-in gains nothing without the token.
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
@@ -345,7 +340,8 @@ export class ContinuityPage {
     res.write(`retry: 2000\nevent: version\ndata: ${this._version}\n\n`);
     this._streams.add(res);
     const drop = () => this._streams.delete(res);
-    req.on('close', drop);
+    // The response's close, not the request's: a GET request closes as soon as it is read.
+    res.on('close', drop);
     res.on('error', drop);
     if (this._heartbeat === undefined) {
       this._heartbeat = setInterval(() => {

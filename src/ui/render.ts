@@ -23,6 +23,7 @@ export const UI_PATHS = {
   root: '/ui',
   session: '/ui/session',
   css: '/ui/page.css',
+  icon: '/ui/favicon.svg',
   script: '/ui/live.js',
   events: '/ui/events',
   login: '/ui/login',
@@ -207,7 +208,7 @@ export function page(frame: PageFrame): string {
       : ` data-fragment="${esc(frame.fragment)}" data-events="${UI_PATHS.events}" data-version="${esc(frame.version ?? 0)}"`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(frame.title)}</title><link rel="stylesheet" href="${UI_PATHS.css}">
+<title>${esc(frame.title)}</title><link rel="stylesheet" href="${UI_PATHS.css}"><link rel="icon" href="${UI_PATHS.icon}" type="image/svg+xml">
 <script type="module" src="${UI_PATHS.script}"></script></head>
 <body><a class="skip" href="#main">Skip to content</a>
 <header><h1><a href="${UI_PATHS.root}">agent-continuity</a></h1>

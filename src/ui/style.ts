@@ -4,6 +4,7 @@
  * the only cue, and activity drawn as an outlined badge of its own so the two dimensions are never
  * flattened into one colour. Text on each fill meets WCAG AA contrast (4.5:1).
  */
+import { CONTINUITY_STATES } from '../classify/states.js';
 import type { RowState } from './model.js';
 
 /** The Okabe–Ito palette (Okabe & Ito, "Color Universal Design", 2002/2008). */
@@ -20,7 +21,7 @@ export const OKABE_ITO = {
 
 /** How each state is drawn: fill, text colour on it, and a symbol beside the name. */
 export const STATE_STYLE: Readonly<Record<RowState, { fill: string; text: string; symbol: string }>> = {
-  conflicting: { fill: OKABE_ITO.vermillion, text: '#FFFFFF', symbol: '✕' },
+  conflicting: { fill: OKABE_ITO.vermillion, text: '#000000', symbol: '✕' },
   dropped: { fill: OKABE_ITO.reddishPurple, text: '#000000', symbol: '∅' },
   unverified: { fill: OKABE_ITO.yellow, text: '#000000', symbol: '?' },
   pending: { fill: OKABE_ITO.skyBlue, text: '#000000', symbol: '…' },
@@ -87,3 +88,8 @@ form.login{max-width:28em;display:grid;gap:.5em}
 form.login input{font:inherit;padding:.3em}
 form.login button{font:inherit;padding:.3em;width:10em}
 `;
+
+/** The page's icon: five bars in the five state colours, served as `/ui/favicon.svg`. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">${CONTINUITY_STATES.map(
+  (s, i) => `<rect x="${i * 2}" y="0" width="2" height="10" fill="${STATE_STYLE[s].fill}"/>`,
+).join('')}</svg>`;
