@@ -32,7 +32,7 @@ export const STATE_STYLE: Readonly<Record<RowState, { fill: string; text: string
 /** Symbols beside the activity names (activity is outlined, never filled with a state colour). */
 export const ACTIVITY_SYMBOL: Readonly<Record<string, string>> = {
   working: '▶',
-  waiting_human: '⏸',
+  waiting_human: '‖',
   idle: '○',
   unknown: '·',
 };

@@ -23,10 +23,14 @@ export interface SpanSpec {
 }
 
 /** Sends `spans` to `otlpUrl` (`…/v1/traces`) through the SDK's OTLP/HTTP protobuf exporter. */
-export async function sendSpans(otlpUrl: string, spans: readonly SpanSpec[]): Promise<void> {
+export async function sendSpans(
+  otlpUrl: string,
+  spans: readonly SpanSpec[],
+  headers: Record<string, string> = {},
+): Promise<void> {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'page-test-agent' }),
-    spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: otlpUrl }))],
+    spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: otlpUrl, headers }))],
   });
   const tracer = provider.getTracer('page-test');
   for (const s of spans) tracer.startSpan(s.name, { attributes: s.attributes }).end();
