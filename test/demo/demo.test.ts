@@ -83,3 +83,55 @@ describe('npm run demo', () => {
     });
   });
 });
+
+describe('npm run demo -- --serve', () => {
+  it('serves the six cases on the continuity page until SIGTERM', async () => {
+    const clean = { ...process.env };
+    for (const k of Object.keys(clean))
+      if (k.startsWith('OTEL_') || k.startsWith('CONTINUITY_')) delete clean[k];
+    const child = spawn(process.execPath, ['dist/demo/main.js', '--serve', '--port', '0'], {
+      cwd: root,
+      env: clean,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const pageUrl = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        stdout += d;
+        const m = /The continuity page: (http:\/\/127\.0\.0\.1:\d+\/ui)\n/.exec(stdout);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then((code) => reject(new Error(`demo exited ${code}: ${stderr}`)));
+    });
+    try {
+      const overview = (await (await fetch(`${pageUrl}/api/overview`)).json()) as {
+        sessions: Array<{ sessionId: string; state: string; activity: string }>;
+        needsHuman: Array<{ sessionId: string }>;
+      };
+      const states = Object.fromEntries(overview.sessions.map((s) => [s.sessionId, s.state]));
+      expect(states).toEqual({
+        'case-1-preserved': 'preserved',
+        'case-2-preserved': 'preserved',
+        'case-3-approved-test-change': 'approved_change',
+        'case-4-dropped-approval-boundary': 'dropped',
+        'case-5-conflicting-scope': 'conflicting',
+        'case-6-stale-test-digest': 'unverified',
+      });
+      expect(overview.needsHuman.map((s) => s.sessionId).sort()).toEqual([
+        'case-4-dropped-approval-boundary',
+        'case-5-conflicting-scope',
+      ]);
+      expect(overview.sessions.find((s) => s.sessionId === 'case-5-conflicting-scope')?.activity).toBe(
+        'working',
+      );
+      const html = await (await fetch(pageUrl)).text();
+      expect(html).toContain('Needs a human (<span data-count="needs-human">2</span>)');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+  });
+});
