@@ -268,7 +268,7 @@ export class ContinuityPage {
         return d ? this._json(res, d) : this._notFound(res);
       }
       case UI_PATHS.events:
-        return this._events(req, res);
+        return this._events(res);
       default:
         return this._notFound(res);
     }
@@ -326,7 +326,7 @@ export class ContinuityPage {
     req.on('error', () => res.destroy());
   }
 
-  private _events(req: IncomingMessage, res: ServerResponse) {
+  private _events(res: ServerResponse) {
     if (this._closed || this._streams.size >= MAX_EVENT_STREAMS) {
       return this._send(res, 503, 'text/plain; charset=utf-8', 'too many live pages; reload later\n', {
         'retry-after': '5',

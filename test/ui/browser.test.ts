@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRfc3339Utc } from '../../src/decision/time.js';
 import { activityAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import { SPAN_ACTIVITY, SPAN_COMPACTION_POST } from '../../src/otel/semconv.js';
-import { type ServeProcess, startServe, waitFor } from '../service/harness.js';
+import { type ServeProcess, startServe } from '../service/harness.js';
 import { expectedStates, loadSixCases, type SentCase, sendSixCases } from '../service/six-cases.js';
 import { type Browser, ensureChromium, launchChromium } from '../support/browser.js';
 import {
