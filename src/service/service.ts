@@ -216,6 +216,11 @@ export class ContinuityService {
         })
       : undefined;
 
+    if (page && config.ui.remote && tokenHash === undefined)
+      log.warn(
+        'ui.remote is set without a bearer token: the continuity page is open to anyone who can reach it',
+      );
+
     const service = new ContinuityService({
       config,
       log,
