@@ -53,7 +53,12 @@ export async function startDemoService(port: number): Promise<DemoService> {
   const dir = mkdtempSync(join(tmpdir(), 'continuity-demo-'));
   const start = (p: number) =>
     ContinuityService.start(
-      ServiceConfigSchema.parse({ server: { port: p }, state: { dir: join(dir, `state-${p}`) } }),
+      // The six cases only: not the ledger the user's own agents write.
+      ServiceConfigSchema.parse({
+        server: { port: p },
+        state: { dir: join(dir, `state-${p}`) },
+        ui: { ledger: false },
+      }),
       { logger: createLogger('warn'), env: {} },
     );
   let service: ContinuityService;

@@ -294,6 +294,14 @@ export const ServiceConfigSchema = z.strictObject({
         .prefault({}),
       /** Most sessions the page lists (the most recently active). Default 1000. */
       maxSessions: PositiveInt('a count').default(1000),
+      /**
+       * The ledger to show beside the service's state (the one `continuity snapshot`/`approve` and
+       * the hooks write), or false for none. Default: the CLI's default ledger (CONTINUITY_LEDGER,
+       * else $XDG_STATE_HOME/agent-continuity/ledger.jsonl), read only when it exists.
+       */
+      ledger: z
+        .union([z.string().min(1), z.literal(false)], { error: 'expected a ledger file path, or false' })
+        .optional(),
     })
     .prefault({}),
 });

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { Correlator } from '../correlate/correlator.js';
 import type { Resolution } from '../correlate/types.js';
+import { resolveLedgerPath } from '../ledger/paths.js';
 import type { CompactionEvent } from '../otel/attributes.js';
 import { ContinuityMetrics } from '../otel/metrics.js';
 import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
@@ -213,6 +214,8 @@ export class ContinuityService {
           checkToken: tokenHash === undefined ? undefined : (token) => tokenMatches(token, tokenHash),
           traceLink: config.ui.traceLink,
           maxSessions: config.ui.maxSessions,
+          ledgerPath:
+            config.ui.ledger === false ? undefined : (config.ui.ledger ?? resolveLedgerPath({ env })),
         })
       : undefined;
 

@@ -6,12 +6,15 @@
  * Everything here is a digest, an id, a decision name, a state or reason code, a time, or our own
  * words. Ids pass through {@link shownId}; nothing reads a span attribute the codec did not.
  */
+import type { Classification } from '../classify/classify.js';
 import type { ContinuityReason, ContinuityState } from '../classify/states.js';
 import { CONTINUITY_STATES, severity } from '../classify/states.js';
 import type { ResolutionCause, SessionView } from '../correlate/types.js';
+import type { Approval, Snapshot } from '../decision/model.js';
 import { formatRfc3339Utc } from '../decision/time.js';
 import type { SpanRef } from '../otel/attributes.js';
 import type { HistoryEntry } from './history.js';
+import type { LedgerRead, LedgerSession } from './ledger-view.js';
 import { type NextStep, nextStep } from './next-step.js';
 import { sessionKey, shownId } from './shown.js';
 
@@ -46,10 +49,12 @@ export interface SessionRow {
   activity: string;
   runtime: string | null;
   boundaryId: string | null;
-  /** When the service last saw an event of the session. */
+  /** When the service last saw an event of the session (or the ledger's latest time). */
   lastSeenAt: string;
   needsHuman: boolean;
   nextStep: NextStep;
+  /** Who knows the session: the service (spans), the ledger, or both. */
+  source: 'service' | 'ledger' | 'both';
 }
 
 /** One decision's verdict in one resolution. */
@@ -107,9 +112,29 @@ export interface BoundaryRow {
   traces: TraceLink[];
 }
 
+/** A session's latest boundary as the ledger records it, classified from its evidence. */
+export interface LedgerBoundaryRow {
+  boundaryId: string;
+  runtime: string | null;
+  trigger: string | null;
+  compactedAt: string | null;
+  state: ContinuityState;
+  action: string;
+  reason: ContinuityReason;
+  primaryDecision: string | null;
+  decisions: DecisionRow[];
+  /** Every approval the ledger holds for the session. */
+  approvals: ApprovalRow[];
+  /** Snapshots that could not be taken for this boundary, and why. */
+  evidenceMissing: Array<{ phase: string; code: string; why: string; at: string }>;
+  activity: { state: string; at: string } | null;
+}
+
 /** One session with its boundaries, for the session page. */
 export interface SessionDetail extends SessionRow {
   boundaries: BoundaryRow[];
+  /** The ledger's view of its latest boundary, when a ledger is read and holds the session. */
+  ledger: LedgerBoundaryRow | null;
 }
 
 /** The overview: every session, those needing a human first, and counts. */
@@ -120,6 +145,8 @@ export interface Overview {
   counts: { sessions: number; needsHuman: number; pending: number; byState: Record<ContinuityState, number> };
   needsHuman: SessionRow[];
   sessions: SessionRow[];
+  /** Whether a ledger is read beside the service's state, and why not when it cannot be. */
+  ledger: { read: boolean; problem: string | null };
 }
 
 /** What the model is built from. */
@@ -130,6 +157,8 @@ export interface ModelSource {
   history(sessionId: string): readonly HistoryEntry[];
   /** The version to report. */
   version(): number;
+  /** The ledger's sessions, when the page reads a ledger. */
+  ledger?: () => LedgerRead;
 }
 
 /** Why evidence is missing, per reason code (the codes in semconv's EVIDENCE_MISSING_REASONS). */
@@ -169,22 +198,36 @@ function optId(id: string | null): string | null {
   return id === null ? null : shownId(id);
 }
 
+function decisionRows(c: Classification, pre: Snapshot | null, post: Snapshot | null): DecisionRow[] {
+  return Object.entries(c.decisions).map(([name, d]) => ({
+    name,
+    verdict: d.verdict,
+    reason: d.reason,
+    preDigest: pre?.decisions[name]?.digest ?? null,
+    postDigest: post?.decisions[name]?.digest ?? null,
+    approvalRefs: (d.approvalRefs ?? []).map(shownId),
+  }));
+}
+
+function approvalRows(c: Classification, approvals: readonly Approval[]): ApprovalRow[] {
+  const chained = new Set<string>();
+  for (const [name, d] of Object.entries(c.decisions))
+    for (const ref of d.approvalRefs ?? []) chained.add(`${name}\u0000${ref}`);
+  return approvals.map((a) => ({
+    decision: a.decision,
+    fromDigest: a.fromDigest,
+    toDigest: a.toDigest,
+    ref: shownId(a.approvalRef),
+    by: shownId(a.approvedBy),
+    at: a.approvedAt,
+    inChain: chained.has(`${a.decision}\u0000${a.approvalRef}`),
+  }));
+}
+
 function resolutionRow(entry: HistoryEntry, linker: TraceLinker | undefined): ResolutionRow {
   const r = entry.resolution;
   const c = r.classification;
   const { pre, post, approvals } = r.evidence;
-  const chained = new Set<string>();
-  const decisions: DecisionRow[] = Object.entries(c.decisions).map(([name, d]) => {
-    for (const ref of d.approvalRefs ?? []) chained.add(`${name}\u0000${ref}`);
-    return {
-      name,
-      verdict: d.verdict,
-      reason: d.reason,
-      preDigest: pre?.decisions[name]?.digest ?? null,
-      postDigest: post?.decisions[name]?.digest ?? null,
-      approvalRefs: (d.approvalRefs ?? []).map(shownId),
-    };
-  });
   return {
     resolvedAt: formatRfc3339Utc(entry.resolvedAtMs),
     cause: r.cause,
@@ -194,18 +237,51 @@ function resolutionRow(entry: HistoryEntry, linker: TraceLinker | undefined): Re
     primaryDecision: c.primaryDecision,
     reobservationSeconds: r.reobservationSeconds,
     activity: r.activity,
-    decisions,
-    approvals: approvals.map((a) => ({
-      decision: a.decision,
-      fromDigest: a.fromDigest,
-      toDigest: a.toDigest,
-      ref: shownId(a.approvalRef),
-      by: shownId(a.approvedBy),
-      at: a.approvedAt,
-      inChain: chained.has(`${a.decision}\u0000${a.approvalRef}`),
-    })),
+    decisions: decisionRows(c, pre, post),
+    approvals: approvalRows(c, approvals),
     evidenceMissing: r.evidenceMissing === null ? null : evidenceWhy(r.evidenceMissing),
     traces: traceLinks(linker, r.preSpan, r.postSpan),
+  };
+}
+
+function ledgerBoundaryRow(l: LedgerSession): LedgerBoundaryRow {
+  const e = l.evidence;
+  const c = l.classification;
+  return {
+    boundaryId: shownId(e.boundaryId),
+    runtime: e.runtime ?? null,
+    trigger: e.trigger ?? null,
+    compactedAt: e.compactedAt ?? null,
+    state: c.state,
+    action: c.action,
+    reason: c.reason,
+    primaryDecision: c.primaryDecision,
+    decisions: decisionRows(c, e.pre, e.post),
+    approvals: approvalRows(c, e.approvals),
+    evidenceMissing: e.evidenceMissing.map((m) => ({ phase: m.phase, ...evidenceWhy(m.reason), at: m.at })),
+    activity: l.activity ? { state: l.activity.state, at: l.activity.at } : null,
+  };
+}
+
+/** A session only the ledger knows (or whose latest boundary the service has not seen). */
+function ledgerRow(l: LedgerSession): SessionRow {
+  const c = l.classification;
+  return {
+    key: sessionKey(l.sessionId),
+    sessionId: shownId(l.sessionId),
+    state: c.state,
+    reason: c.reason,
+    primaryDecision: c.primaryDecision,
+    activity: l.activity?.state ?? 'unknown',
+    runtime: l.evidence.runtime ?? null,
+    boundaryId: shownId(l.evidence.boundaryId),
+    lastSeenAt: formatRfc3339Utc(l.latestMs),
+    needsHuman: NEEDS_HUMAN_STATES.has(c.state),
+    nextStep: nextStep({
+      sessionId: l.sessionId,
+      latest: { classification: c, pre: l.evidence.pre, post: l.evidence.post },
+    }),
+    source: 'ledger',
   };
 }
 
@@ -234,7 +310,35 @@ function row(view: SessionView, history: readonly HistoryEntry[]): SessionRow {
           : undefined,
       state: latest ? { state: latest.state, reason: latest.reason } : undefined,
     }),
+    source: 'service',
   };
+}
+
+/**
+ * The row of a session both know: the service's, unless the ledger's latest boundary is one the
+ * service has not seen and is newer (its spans did not arrive, or arrived before a restart).
+ */
+function mergedRow(
+  view: SessionView,
+  history: readonly HistoryEntry[],
+  l: LedgerSession | undefined,
+): SessionRow {
+  const own = row(view, history);
+  if (!l) return own;
+  const known = [
+    view.pending?.boundaryId,
+    view.latest?.boundaryId,
+    ...history.map((h) => h.resolution.boundaryId),
+  ];
+  if (!known.includes(l.evidence.boundaryId) && l.latestMs > view.touchedAtMs) return ledgerRow(l);
+  return { ...own, source: 'both' };
+}
+
+function ledgerSessions(source: ModelSource): { byId: Map<string, LedgerSession>; read: Overview['ledger'] } {
+  const read = source.ledger?.();
+  if (!read) return { byId: new Map(), read: { read: false, problem: null } };
+  if (!read.ok) return { byId: new Map(), read: { read: true, problem: read.problem } };
+  return { byId: new Map(read.sessions.map((l) => [l.sessionId, l])), read: { read: true, problem: null } };
 }
 
 function sortRows(rows: SessionRow[]): SessionRow[] {
@@ -245,7 +349,15 @@ function sortRows(rows: SessionRow[]): SessionRow[] {
 /** Builds the overview at `nowMs`. */
 export function buildOverview(source: ModelSource, nowMs: number): Overview {
   const views = source.sessions();
-  const rows = sortRows(views.map((v) => row(v, source.history(v.sessionId))));
+  const ledger = ledgerSessions(source);
+  const seen = new Set(views.map((v) => v.sessionId));
+  const onlyLedger = [...ledger.byId.values()]
+    .filter((l) => !seen.has(l.sessionId))
+    .sort((a, b) => b.latestMs - a.latestMs);
+  const rows = sortRows([
+    ...views.map((v) => mergedRow(v, source.history(v.sessionId), ledger.byId.get(v.sessionId))),
+    ...onlyLedger.map(ledgerRow),
+  ]);
   const byState = Object.fromEntries(CONTINUITY_STATES.map((s) => [s, 0])) as Record<ContinuityState, number>;
   let pending = 0;
   for (const r of rows) {
@@ -259,6 +371,7 @@ export function buildOverview(source: ModelSource, nowMs: number): Overview {
     counts: { sessions: rows.length, needsHuman: needsHuman.length, pending, byState },
     needsHuman,
     sessions: rows,
+    ledger: ledger.read,
   };
 }
 
@@ -269,7 +382,12 @@ export function buildSessionDetail(
   linker: TraceLinker | undefined,
 ): SessionDetail | undefined {
   const view = source.sessions().find((v) => sessionKey(v.sessionId) === key);
-  if (!view) return undefined;
+  const ledger = ledgerSessions(source);
+  const inLedger = [...ledger.byId.values()].find((l) => sessionKey(l.sessionId) === key);
+  if (!view)
+    return inLedger
+      ? { ...ledgerRow(inLedger), boundaries: [], ledger: ledgerBoundaryRow(inLedger) }
+      : undefined;
   const history = source.history(view.sessionId);
   const boundaries: BoundaryRow[] = [];
   const byId = new Map<string, BoundaryRow>();
@@ -310,5 +428,9 @@ export function buildSessionDetail(
       traces: traceLinks(linker, p.preSpan, null),
     });
   }
-  return { ...row(view, history), boundaries };
+  return {
+    ...mergedRow(view, history, inLedger),
+    boundaries,
+    ledger: inLedger ? ledgerBoundaryRow(inLedger) : null,
+  };
 }

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Resolution, SessionView } from '../correlate/types.js';
 import type { SpanRef } from '../otel/attributes.js';
 import { BoundaryHistory } from './history.js';
+import { LedgerView } from './ledger-view.js';
 import { buildOverview, buildSessionDetail, type ModelSource, type TraceLinker } from './model.js';
 import { loginPage, overviewMain, page, sessionMain, UI_PATHS } from './render.js';
 import { FAVICON_SVG, PAGE_CSS } from './style.js';
@@ -45,6 +46,8 @@ export interface ContinuityPageOptions {
   traceLink?: TraceLinkConfig;
   /** Sessions shown (most recently active). Default 1 000. */
   maxSessions?: number;
+  /** A ledger to read beside the service's state (the one the CLI and hooks write). Default none. */
+  ledgerPath?: string | undefined;
   /** The clock. Default `Date.now`. */
   now?: () => number;
 }
@@ -64,6 +67,8 @@ const MAX_COOKIES = 256;
 const MAX_LOGIN_BODY = 4_096;
 const MAX_EVENT_STREAMS = 32;
 const HEARTBEAT_MS = 15_000;
+/** How often an open live page has the ledger checked for changes (one stat each). */
+const LEDGER_WATCH_MS = 2_000;
 /** Coalesces bursts of ingested requests into one live update. */
 const CHANGE_DEBOUNCE_MS = 150;
 
@@ -115,6 +120,7 @@ export class ContinuityPage {
   private readonly _checkToken: ((token: string) => boolean) | undefined;
   private readonly _linker: TraceLinker | undefined;
   private readonly _maxSessions: number;
+  private readonly _ledger: LedgerView | undefined;
   private readonly _now: () => number;
   private readonly _script = loadScript();
   private readonly _cookies = new Map<string, number>();
@@ -122,6 +128,7 @@ export class ContinuityPage {
   private _version = 0;
   private _changeTimer: NodeJS.Timeout | undefined;
   private _heartbeat: NodeJS.Timeout | undefined;
+  private _ledgerWatch: NodeJS.Timeout | undefined;
   private _closed = false;
 
   constructor(options: ContinuityPageOptions) {
@@ -130,6 +137,7 @@ export class ContinuityPage {
     this._checkToken = options.checkToken;
     this._linker = traceLinker(options.traceLink);
     this._maxSessions = options.maxSessions ?? 1_000;
+    this._ledger = options.ledgerPath === undefined ? undefined : new LedgerView(options.ledgerPath);
     this._now = options.now ?? Date.now;
   }
 
@@ -151,6 +159,7 @@ export class ContinuityPage {
     this._closed = true;
     clearTimeout(this._changeTimer);
     clearInterval(this._heartbeat);
+    clearInterval(this._ledgerWatch);
     for (const res of this._streams) res.end();
     this._streams.clear();
   }
@@ -170,6 +179,7 @@ export class ContinuityPage {
       sessions: () => this._source.sessions(this._maxSessions),
       history: (id) => this._history.of(id),
       version: () => this._version,
+      ...(this._ledger && { ledger: () => this._ledger!.read() }),
     };
   }
 
@@ -348,6 +358,15 @@ export class ContinuityPage {
         for (const s of this._streams) s.write(': heartbeat\n\n');
       }, HEARTBEAT_MS);
       this._heartbeat.unref();
+    }
+    if (this._ledger && this._ledgerWatch === undefined) {
+      // The CLI and hooks append to the ledger without telling the service: watch it while a page is open.
+      this._ledgerWatch = setInterval(() => {
+        if (this._streams.size === 0 || !this._ledger!.changed()) return;
+        this._version++;
+        this._broadcast();
+      }, LEDGER_WATCH_MS);
+      this._ledgerWatch.unref();
     }
   }
 

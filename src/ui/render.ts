@@ -8,6 +8,7 @@ import type {
   ApprovalRow,
   BoundaryRow,
   DecisionRow,
+  LedgerBoundaryRow,
   Overview,
   ResolutionRow,
   RowState,
@@ -88,12 +89,18 @@ function needsHumanCard(r: SessionRow): string {
 ${stepHtml(r.nextStep, r.key)}</li>`;
 }
 
+const SOURCE_TEXT: Readonly<Record<SessionRow['source'], string>> = {
+  service: 'spans',
+  ledger: 'ledger',
+  both: 'spans + ledger',
+};
+
 function sessionRow(r: SessionRow): string {
   return `<tr data-session-key="${esc(r.key)}" data-state="${esc(r.state)}">
 <th scope="row"><a href="${sessionHref(r.key)}">${esc(r.sessionId)}</a></th>
 <td>${stateBadge(r.state)}</td><td>${activityBadge(r.activity)}</td>
 <td><code>${esc(r.primaryDecision ?? '-')}</code></td><td><code>${esc(r.reason ?? '-')}</code></td>
-<td>${esc(r.runtime ?? '-')}</td><td>${time(r.lastSeenAt)}</td></tr>`;
+<td>${esc(r.runtime ?? '-')}</td><td>${esc(SOURCE_TEXT[r.source])}</td><td>${time(r.lastSeenAt)}</td></tr>`;
 }
 
 function legend(): string {
@@ -115,9 +122,12 @@ export function overviewMain(o: Overview): string {
     o.sessions.length === 0
       ? '<p class="empty">No compaction boundary seen yet. Point your agent\'s OTLP exporter (or CONTINUITY_OTLP_ENDPOINT for the hooks) at this service.</p>'
       : `<table><caption class="muted">${o.counts.sessions} sessions: ${esc(counts)}, ${o.counts.pending} pending. Continuity state and activity are separate columns.</caption>
-<thead><tr><th scope="col">Session</th><th scope="col">Continuity</th><th scope="col">Activity</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Runtime</th><th scope="col">Last seen</th></tr></thead>
+<thead><tr><th scope="col">Session</th><th scope="col">Continuity</th><th scope="col">Activity</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Runtime</th><th scope="col">Seen in</th><th scope="col">Last seen</th></tr></thead>
 <tbody>${o.sessions.map(sessionRow).join('')}</tbody></table>`;
-  return `<section aria-labelledby="needs-human-h" id="needs-human"><h2 id="needs-human-h">Needs a human (<span data-count="needs-human">${o.needsHuman.length}</span>)</h2>${needs}</section>
+  const ledger = o.ledger.problem
+    ? `<p class="notice" role="status">The ledger could not be read: ${esc(o.ledger.problem)}. The page shows what the service saw.</p>`
+    : '';
+  return `${ledger}<section aria-labelledby="needs-human-h" id="needs-human"><h2 id="needs-human-h">Needs a human (<span data-count="needs-human">${o.needsHuman.length}</span>)</h2>${needs}</section>
 <section aria-labelledby="sessions-h" id="sessions"><h2 id="sessions-h">Sessions</h2>${table}</section>
 <section aria-labelledby="legend-h"><h2 id="legend-h">States</h2>${legend()}</section>`;
 }
@@ -177,17 +187,27 @@ function boundarySection(b: BoundaryRow): string {
   return `<section class="boundary">${head}<ol class="timeline" aria-label="Resolutions, newest first">${b.resolutions.map(resolutionItem).join('')}</ol></section>`;
 }
 
+function ledgerSection(l: LedgerBoundaryRow): string {
+  const missing = l.evidenceMissing.length
+    ? `<ul class="missing">${l.evidenceMissing.map((m) => `<li>${esc(m.phase)} snapshot missing at ${time(m.at)}: <code>${esc(m.code)}</code>: ${esc(m.why)}.</li>`).join('')}</ul>`
+    : '';
+  return `<section aria-labelledby="ledger-h" class="boundary" id="ledger"><h2 id="ledger-h">In the ledger</h2>
+<p>Latest boundary <code>${esc(l.boundaryId)}</code>${l.runtime ? ` · ${esc(l.runtime)}` : ''}${l.trigger ? ` · ${esc(l.trigger)}` : ''}${l.compactedAt ? ` · compacted ${time(l.compactedAt)}` : ''}: ${stateBadge(l.state)} action <code>${esc(l.action)}</code> · reason <code>${esc(l.reason)}</code> · decision <code>${esc(l.primaryDecision ?? '-')}</code>${l.activity ? ` · activity ${activityBadge(l.activity.state)} at ${time(l.activity.at)}` : ''}</p>
+${missing}${decisionsTable(l.decisions)}${approvalsTable(l.approvals)}</section>`;
+}
+
 /** A session page's `<main>` content. */
 export function sessionMain(d: SessionDetail): string {
   const boundaries =
     d.boundaries.length === 0
-      ? '<p class="empty">No boundary of this session in the page\'s history (the service restarted since).</p>'
+      ? `<p class="empty">${d.source === 'ledger' ? "The service has not seen this session's spans; the ledger's record is above." : "No boundary of this session in the page's history (the service restarted since)."}</p>`
       : d.boundaries.map(boundarySection).join('');
   return `<p><a href="${UI_PATHS.root}">← All sessions</a></p>
 <h2 id="session-h">Session <code>${esc(d.sessionId)}</code> ${stateBadge(d.state)} ${activityBadge(d.activity)}</h2>
 <p class="muted">reason <code>${esc(d.reason ?? '-')}</code> · decision <code>${esc(d.primaryDecision ?? '-')}</code>${d.runtime ? ` · runtime ${esc(d.runtime)}` : ''} · last seen ${time(d.lastSeenAt)}</p>
 <section aria-labelledby="next-h"><h2 id="next-h">Next step</h2>${stepHtml(d.nextStep, d.key)}</section>
-<section aria-labelledby="boundaries-h"><h2 id="boundaries-h">Boundaries over time</h2>${boundaries}</section>`;
+${d.ledger ? ledgerSection(d.ledger) : ''}
+<section aria-labelledby="boundaries-h"><h2 id="boundaries-h">Boundaries over time (from the spans)</h2>${boundaries}</section>`;
 }
 
 /** What a full page needs beside its `<main>`. */

@@ -83,6 +83,7 @@ button.copy{font:inherit;font-size:.85em;padding:.1em .6em;margin-left:.6em;curs
 .timeline>li{border-top:1px dashed var(--line);padding:.5em 0}
 .legend{display:flex;flex-wrap:wrap;gap:.4em 1.2em;padding:0;list-style:none}
 .muted{color:var(--muted)}
+.notice{border:2px solid ${OKABE_ITO.orange};padding:.5em .9em;margin-top:1em}
 .footer{padding:0 1.2em 1.2em}
 form.login{max-width:28em;display:grid;gap:.5em}
 form.login input{font:inherit;padding:.3em}

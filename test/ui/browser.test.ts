@@ -28,6 +28,7 @@ import {
   type Place,
   pageCommandArgv,
   recordLiveBoundary,
+  runCli,
   sendSpans,
 } from './harness.js';
 
@@ -96,7 +97,7 @@ beforeAll(async () => {
     // Long post windows: the human's approval and the re-observation come minutes later.
     config: {
       correlation: { postWindows: { sdk: '30m', 'claude-code': '30m' } },
-      ui: { traceLink: { jaeger: 'http://127.0.0.1:16686' } },
+      ui: { traceLink: { jaeger: 'http://127.0.0.1:16686' }, ledger: place.ledger },
     },
   });
   sent = await sendSixCases(new OTLPTraceExporter({ url: serve.otlp }), 'six');
@@ -118,6 +119,24 @@ beforeAll(async () => {
     '--decisions',
     live.preFile,
   ]);
+  // A session only the ledger knows: recorded with span export off.
+  for (const phase of ['pre', 'post']) {
+    const r = await runCli(
+      [
+        'snapshot',
+        '--session',
+        'ledger-only-1',
+        '--phase',
+        phase,
+        '--runtime',
+        'codex-cli',
+        '--decisions',
+        live.preFile,
+      ],
+      { env: place.env({ CONTINUITY_EXPORT: 'off' }), cwd: place.dir },
+    );
+    expect(r.status, r.stderr).toBe(0);
+  }
   browser = await launchChromium();
   mkdirSync(SHOTS, { recursive: true });
   writeFileSync(join(SHOTS, 'versions.txt'), `chromium ${browser.version}\n`);
@@ -141,9 +160,10 @@ describe('the continuity page in Chromium', () => {
         activity: tr.querySelector('.badge[data-activity]')?.getAttribute('data-activity'),
         activityCell: tr.querySelector('.badge[data-activity]')?.closest('td')?.cellIndex,
         stateCell: tr.querySelector('.badge[data-state]')?.closest('td')?.cellIndex,
+        seenIn: (tr as HTMLTableRowElement).cells[6]?.textContent,
       })),
     );
-    expect(rows).toHaveLength(8);
+    expect(rows).toHaveLength(9);
     const byKey = new Map(rows.map((r) => [r.key, r]));
     for (const c of sent) {
       const r = byKey.get(key(c.sessionId));
@@ -156,6 +176,10 @@ describe('the continuity page in Chromium', () => {
     expect(byKey.get(key(sent[3]!.sessionId))?.activity).toBe('waiting_human');
     expect(byKey.get(key(LIVE_SESSION))?.state).toBe('conflicting');
     expect(byKey.get(key('pending-1'))?.state).toBe('pending');
+    // The sources: spans only, spans and the ledger, the ledger only.
+    expect(byKey.get(key(sent[0]!.sessionId))?.seenIn).toBe('spans');
+    expect(byKey.get(key(LIVE_SESSION))?.seenIn).toBe('spans + ledger');
+    expect(byKey.get(key('ledger-only-1'))).toMatchObject({ state: 'preserved', seenIn: 'ledger' });
     // Needs a human first: the conflicting and dropped sessions lead the table.
     expect(rows.slice(0, 3).map((r) => r.state)).toEqual(['conflicting', 'conflicting', 'dropped']);
     const cards = await page.$$eval('#needs-human li.card', (lis) =>
@@ -329,7 +353,7 @@ describe('the continuity page in Chromium', () => {
     try {
       const page = await noJs.context.newPage();
       await page.goto(`${serve.base}/ui`);
-      expect(await page.$$eval('#sessions tbody tr', (trs) => trs.length)).toBe(8);
+      expect(await page.$$eval('#sessions tbody tr', (trs) => trs.length)).toBe(9);
       expect(await page.$$eval('#needs-human li.card', (lis) => lis.length)).toBe(3);
       expect(await page.$$eval('button.copy:not([hidden])', (bs) => bs.length)).toBe(0);
       expect(await page.textContent('#live-status')).toContain('reload');
@@ -434,8 +458,47 @@ describe('the continuity page in Chromium', () => {
     expect(approvals).toContain('CHG-42');
     expect(approvals).toContain('reviewer-7');
     expect(await detail.textContent('table.decisions tr[data-decision="scope"]')).toContain('CHG-42');
+    // The ledger's own record of the boundary agrees, recomputed from its evidence.
+    const ledger = await detail.textContent('#ledger');
+    expect(ledger).toContain('approved_change');
+    expect(ledger).toContain(live.boundaryId);
+    expect(await detail.textContent('#ledger table.approvals')).toContain('CHG-42');
     await shot(detail, 'session-approved-live');
     await detail.close();
+  });
+  it('shows a boundary only the ledger records, live, and clears it when the approval is recorded', async () => {
+    const page = await open('/ui');
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('live'));
+    const offline = place.env({ CONTINUITY_EXPORT: 'off' });
+    const run = async (args: string[]) => {
+      const r = await runCli(args, { env: offline, cwd: place.dir });
+      expect(r.status, r.stderr).toBe(0);
+    };
+    const session = 'ledger-conflict-1';
+    await run([
+      'snapshot',
+      '--session',
+      session,
+      '--phase',
+      'pre',
+      '--runtime',
+      'codex-cli',
+      '--decisions',
+      live.preFile,
+    ]);
+    await run(['snapshot', '--session', session, '--phase', 'post', '--decisions', live.postFile]);
+    const card = `li.card[data-session-key="${key(session)}"]`;
+    await page.waitForSelector(card, { timeout: 20_000 });
+    const command = (await page.textContent(`${card} .cmd pre`))!;
+    expect(command).toMatch(
+      /^continuity approve --session ledger-conflict-1 --decision scope --from-digest sha256:/,
+    );
+    await run(pageCommandArgv(command, { '<ticket-or-note-id>': 'CHG-44', '<your-id>': 'reviewer-7' }));
+    await page.waitForSelector(card, { state: 'detached', timeout: 20_000 });
+    const row = `#sessions tr[data-session-key="${key(session)}"]`;
+    expect(await page.getAttribute(row, 'data-state')).toBe('approved_change');
+    expect(await page.textContent(row)).toContain('ledger');
+    await page.close();
   });
 });
 
@@ -444,7 +507,7 @@ describe('the continuity page behind a bearer token', () => {
   const token = 'page-test-token-0123456789abcdef';
 
   beforeAll(async () => {
-    guarded = await startServe({ config: { server: { bearerToken: token } } });
+    guarded = await startServe({ config: { server: { bearerToken: token }, ui: { ledger: false } } });
   });
   afterAll(async () => {
     await guarded?.stop();

@@ -50,6 +50,11 @@ const WIDER = {
 let serve: ServeProcess;
 let world: World;
 
+function setEndpoint(w: World, base: string): void {
+  w.env.CONTINUITY_OTLP_ENDPOINT = base;
+  w.shellEnv.CONTINUITY_OTLP_ENDPOINT = base;
+}
+
 const key = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 16);
 
 function raw(
@@ -72,17 +77,21 @@ function raw(
 
 beforeAll(async () => {
   const dir = tempDir('ui-page-SECRET-STATEDIR-MARK-');
+  world = makeWorld('http://127.0.0.1:9', { CONTINUITY_OTLP_HEADERS: `authorization=Bearer ${TOKEN}` });
   serve = await startServe({
     dir,
     config: {
       server: { bearerToken: TOKEN },
       state: { dir: join(dir, 'SECRET-STATEDIR-MARK') },
       correlation: { postWindows: { 'claude-code': '30m', sdk: '30m' } },
-      ui: { traceLink: { template: 'http://127.0.0.1:3000/explore?trace={traceId}&span={spanId}' } },
+      ui: {
+        traceLink: { template: 'http://127.0.0.1:3000/explore?trace={traceId}&span={spanId}' },
+        ledger: world.ledger,
+      },
     },
     env: { OTEL_RESOURCE_ATTRIBUTES: 'process.command_line=RESOURCE-MARK' },
   });
-  world = makeWorld(serve.base, { CONTINUITY_OTLP_HEADERS: `authorization=Bearer ${TOKEN}` });
+  setEndpoint(world, serve.base);
 
   // The real Claude Code hooks: values in the task record, a summary, instructions, a transcript path.
   writeTaskRecord(world, Object.fromEntries(Object.entries(DECISIONS).map(([n, v]) => [n, { value: v }])));
@@ -225,6 +234,12 @@ describe('the continuity page never shows a value, a path, a summary or a key', 
     );
     expect(cc.state).toBe('conflicting');
     expect(cc.runtime).toBe('claude-code');
+    expect(cc.source).toBe('both');
+    expect(cc.ledger).toMatchObject({
+      state: 'conflicting',
+      reason: 'unapproved_change',
+      runtime: 'claude-code',
+    });
     expect(cc.nextStep.commands[0].command).toBe(
       `continuity approve --session cc-1 --decision scope --from-digest ${digestValue(DECISIONS.scope)} --to-digest ${digestValue(WIDER.scope)} --ref <ticket-or-note-id> --by <your-id>`,
     );
