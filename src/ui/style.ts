@@ -62,6 +62,7 @@ th,td{text-align:left;vertical-align:top;padding:.35em .6em;border-bottom:1px so
 thead th{font-size:.85em;color:var(--muted);font-weight:600}
 code,pre{font-family:"DejaVu Sans Mono",ui-monospace,monospace;font-size:.85em}
 code.digest{word-break:break-all}
+td code:not(.digest){white-space:nowrap}
 pre{background:var(--panel);border:1px solid var(--line);padding:.6em .8em;overflow-x:auto;white-space:pre-wrap;word-break:break-all;margin:.3em 0}
 .badge{display:inline-block;white-space:nowrap;border:2px solid;border-radius:3px;padding:0 .45em;font-weight:600;font-size:.9em}
 ${stateRules}
