@@ -38,13 +38,14 @@ export async function sendSpans(
   await provider.shutdown();
 }
 
-/** An HTTP GET with optional headers: status, headers and the raw body bytes. */
+/** An HTTP request (GET unless told) with optional headers: status, headers and the raw body bytes. */
 export function get(
   url: string,
   headers: Record<string, string> = {},
+  method = 'GET',
 ): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
+    const req = request(url, { headers, method }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>

@@ -7,7 +7,6 @@
  * endpoint, stylesheet, script and event stream is scanned for them.
  */
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,24 +55,6 @@ function setEndpoint(w: World, base: string): void {
 }
 
 const key = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 16);
-
-function raw(
-  url: string,
-  headers: Record<string, string> = {},
-  method = 'GET',
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, method }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 beforeAll(async () => {
   const dir = tempDir('ui-page-SECRET-STATEDIR-MARK-');
@@ -248,29 +229,29 @@ describe('the continuity page never shows a value, a path, a summary or a key', 
 
 describe('who may see the continuity page', () => {
   it('refuses a non-loopback Host name (DNS rebinding) and wrong methods', async () => {
-    expect((await raw(`${serve.base}/ui`, { ...AUTH, host: 'attacker.example' })).status).toBe(403);
+    expect((await get(`${serve.base}/ui`, { ...AUTH, host: 'attacker.example' })).status).toBe(403);
     expect(
-      (await raw(`${serve.base}/ui`, { ...AUTH, host: `localhost:${new URL(serve.base).port}` })).status,
+      (await get(`${serve.base}/ui`, { ...AUTH, host: `localhost:${new URL(serve.base).port}` })).status,
     ).toBe(200);
-    expect((await raw(`${serve.base}/ui`, AUTH, 'DELETE')).status).toBe(405);
-    expect((await raw(`${serve.base}/ui/login`, AUTH, 'GET')).status).toBe(405);
+    expect((await get(`${serve.base}/ui`, AUTH, 'DELETE')).status).toBe(405);
+    expect((await get(`${serve.base}/ui/login`, AUTH, 'GET')).status).toBe(405);
   });
 
   it('takes the bearer token as a header, never as a query', async () => {
-    expect((await raw(`${serve.base}/ui/api/overview?token=${TOKEN}`)).status).toBe(401);
+    expect((await get(`${serve.base}/ui/api/overview?token=${TOKEN}`)).status).toBe(401);
     expect(
-      (await raw(`${serve.base}/ui/api/overview`, { authorization: 'Bearer wrong-token-0000000000' })).status,
+      (await get(`${serve.base}/ui/api/overview`, { authorization: 'Bearer wrong-token-0000000000' })).status,
     ).toBe(401);
-    expect((await raw(`${serve.base}/ui/api/overview`, AUTH)).status).toBe(200);
+    expect((await get(`${serve.base}/ui/api/overview`, AUTH)).status).toBe(200);
   });
 
   it('serves the page on the metrics listener when metrics has its own port, and not at all when disabled', async () => {
     const split = await startServe({ config: { metrics: { port: 0 } } });
     const off = await startServe({ config: { ui: { enabled: false } } });
     try {
-      expect((await raw(`${split.metrics.replace('/metrics', '/ui')}`)).status).toBe(200);
-      expect((await raw(`${split.base}/ui`)).status).toBe(404);
-      expect((await raw(`${off.base}/ui`)).status).toBe(404);
+      expect((await get(`${split.metrics.replace('/metrics', '/ui')}`)).status).toBe(200);
+      expect((await get(`${split.base}/ui`)).status).toBe(404);
+      expect((await get(`${off.base}/ui`)).status).toBe(404);
       expect(off.stderr()).not.toContain('"ui"');
     } finally {
       await split.stop();
