@@ -2,9 +2,9 @@
  * The exact next step for a session's latest boundary, as the continuity page shows it to a
  * person: who acts (nobody, the agent, a human) and the command to run, with digests and decision
  * names, never values. The commands are the ones the write gate tells the agent
- * (`src/adapters/claude-code/messages.ts`), so the page and the gate never disagree.
+ * (`src/adapters/core/messages.ts`), so the page and the gate never disagree.
  */
-import { approveCommand, observeCommand } from '../adapters/claude-code/messages.js';
+import { approveCommand, observeCommand } from '../adapters/core/messages.js';
 import type { Classification } from '../classify/classify.js';
 import type { ContinuityReason, ContinuityState } from '../classify/states.js';
 import type { Snapshot } from '../decision/model.js';
