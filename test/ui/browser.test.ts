@@ -5,22 +5,24 @@
  * the exact commands the page shows (`continuity approve` in another process) and the agents
  * re-observe: the needs-a-human list empties on the open page, without a reload.
  *
- * Screenshots of every state are kept under `.tmp/ui-screenshots/`; with
+ * Screenshots of every state are kept as the run's artifacts outside the repository, in
+ * `$CONTINUITY_UI_SCREENSHOTS` or else a fresh `continuity-ui-screenshots-*` directory under the
+ * system's temporary directory (the test prints which, with the Chromium version); with
  * `CONTINUITY_UPDATE_SCREENSHOTS=1` the README's screenshot (`docs/images/continuity-page.png`) is
  * rewritten too.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRfc3339Utc } from '../../src/decision/time.js';
 import { activityAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import { SPAN_ACTIVITY, SPAN_COMPACTION_POST } from '../../src/otel/semconv.js';
 import { type ServeProcess, startServe } from '../service/harness.js';
 import { expectedStates, loadSixCases, type SentCase, sendSixCases } from '../service/six-cases.js';
-import { type Browser, ensureChromium, launchChromium } from '../support/browser.js';
+import { type Browser, ensureBrowser, launchChromium, type Page } from '../support/browser.js';
 import {
   cli,
   type LiveBoundary,
@@ -33,7 +35,6 @@ import {
 } from './harness.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const SHOTS = join(ROOT, '.tmp', 'ui-screenshots');
 const README_SHOT = join(ROOT, 'docs', 'images', 'continuity-page.png');
 
 /** The Okabe–Ito palette, the colour-blind-safe set the states must be drawn from. */
@@ -71,6 +72,8 @@ function contrast(a: string, b: string): number {
 }
 
 let place: Place;
+/** Where this run keeps its screenshots (printed). */
+let shots: string;
 let serve: ServeProcess;
 let browser: Browser;
 let sent: SentCase[];
@@ -78,8 +81,7 @@ let live: LiveBoundary;
 const expected = expectedStates();
 
 async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 }
 
 async function open(path: string): Promise<Page> {
@@ -90,7 +92,7 @@ async function open(path: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  await ensureChromium();
+  await ensureBrowser();
   place = makePlace('ui-browser-');
   serve = await startServe({
     dir: place.dir,
@@ -138,8 +140,11 @@ beforeAll(async () => {
     expect(r.status, r.stderr).toBe(0);
   }
   browser = await launchChromium();
-  mkdirSync(SHOTS, { recursive: true });
-  writeFileSync(join(SHOTS, 'versions.txt'), `chromium ${browser.version}\n`);
+  const dir = process.env.CONTINUITY_UI_SCREENSHOTS;
+  if (dir) mkdirSync(dir, { recursive: true });
+  shots = dir ?? mkdtempSync(join(tmpdir(), 'continuity-ui-screenshots-'));
+  writeFileSync(join(shots, 'versions.txt'), `chromium ${browser.version}\n`);
+  console.log(`continuity page screenshots (Chromium ${browser.version}): ${shots}`);
 }, 20 * 60_000);
 
 afterAll(async () => {
