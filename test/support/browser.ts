@@ -9,10 +9,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ensureNpmPeer, ensureSystemTools, PEERS } from './peers.js';
+import {
+  ensureNpmPeer,
+  ensureSystemTools,
+  PEERS,
+  type SystemTool,
+  type SystemToolsOptions,
+} from './peers.js';
 
 /** Where Debian's package puts the browser. */
 export const CHROMIUM = '/usr/bin/chromium';
+
+/** The system tools the page tests need, and their Debian packages. */
+export const BROWSER_TOOLS: readonly SystemTool[] = [{ command: 'chromium', debianPackage: 'chromium' }];
 
 /** The flags every launch uses. */
 export const CHROMIUM_ARGS = [
@@ -88,10 +97,11 @@ let driver: Promise<PlaywrightCore> | undefined;
 /**
  * Installs Chromium (apt-get, as root or with passwordless sudo) and playwright-core (npm, into
  * the peer cache) when they are missing, and loads the driver. Call from `beforeAll` with a long
- * timeout; throws one line naming the install command when it cannot.
+ * timeout; throws one line naming the install command when it cannot. `options` as for
+ * {@link ensureSystemTools}.
  */
-export async function ensureBrowser(): Promise<void> {
-  await ensureSystemTools([{ command: 'chromium', debianPackage: 'chromium' }]);
+export async function ensureBrowser(options: SystemToolsOptions = {}): Promise<void> {
+  await ensureSystemTools(BROWSER_TOOLS, options);
   driver ??= ensureNpmPeer(PEERS.playwrightCore).then(
     async ({ bin }) => (await import(pathToFileURL(bin).href)) as PlaywrightCore,
   );
