@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { formatPath, InputError, type InputProblem } from '../decision/problems.js';
+import { UiConfigSchema } from '../ui/config.js';
 import { applyEnvOverrides } from './env.js';
 
 /**
@@ -111,33 +112,6 @@ const HttpUrl = z.string({ error: 'expected an http:// or https:// URL' }).refin
   },
   { error: 'expected an http:// or https:// URL, e.g. http://127.0.0.1:4319/v1/traces' },
 );
-
-/** A URL the page links to: http(s), no user info (the page never shows a credential). */
-const LinkUrl = HttpUrl.refine(
-  (s) => {
-    const u = new URL(s);
-    return u.username === '' && u.password === '';
-  },
-  { error: 'expected a URL without user:password (the page never shows credentials)' },
-);
-const LinkTemplate = z
-  .string({ error: 'expected a URL template with {traceId}' })
-  .refine((s) => s.includes('{traceId}'), { error: 'expected a URL template with {traceId}' })
-  .pipe(
-    z.string().refine(
-      (s) => {
-        try {
-          const u = new URL(s.replaceAll('{traceId}', '0').replaceAll('{spanId}', '0'));
-          return (
-            (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === ''
-          );
-        } catch {
-          return false;
-        }
-      },
-      { error: 'expected an http:// or https:// URL template without user:password' },
-    ),
-  );
 
 /** OTLP/HTTP encodings the service speaks downstream (gRPC is not supported). */
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
@@ -275,35 +249,8 @@ export const ServiceConfigSchema = z.strictObject({
     })
     .prefault({}),
   log: z.strictObject({ level: LogLevel.default('info') }).prefault({}),
-  ui: z
-    .strictObject({
-      /** Serve the continuity page on `/ui` (same listener as `/metrics`). Default true. */
-      enabled: z.boolean({ error: 'expected true or false' }).default(true),
-      /** Answer clients that are not on loopback, or that use a non-loopback Host name. Default false. */
-      remote: z.boolean({ error: 'expected true or false' }).default(false),
-      /** A link per boundary to its trace (set at most one). Default none. */
-      traceLink: z
-        .strictObject({
-          /** Jaeger UI base URL, e.g. http://127.0.0.1:16686. */
-          jaeger: LinkUrl.optional(),
-          /** Tempo HTTP base URL, e.g. http://127.0.0.1:3200 (links to its trace-by-id API). */
-          tempo: LinkUrl.optional(),
-          /** Any URL with {traceId} (and optionally {spanId}), e.g. a Grafana Explore link. */
-          template: LinkTemplate.optional(),
-        })
-        .prefault({}),
-      /** Most sessions the page lists (the most recently active). Default 1000. */
-      maxSessions: PositiveInt('a count').default(1000),
-      /**
-       * The ledger to show beside the service's state (the one `continuity snapshot`/`approve` and
-       * the hooks write), or false for none. Default: the CLI's default ledger (CONTINUITY_LEDGER,
-       * else $XDG_STATE_HOME/agent-continuity/ledger.jsonl), read only when it exists.
-       */
-      ledger: z
-        .union([z.string().min(1), z.literal(false)], { error: 'expected a ledger file path, or false' })
-        .optional(),
-    })
-    .prefault({}),
+  /** The continuity page (`src/ui/config.ts`). */
+  ui: UiConfigSchema,
 });
 
 /** The validated configuration, durations in milliseconds and sizes in bytes. */
@@ -350,15 +297,6 @@ export function loadServiceConfig(options: LoadConfigOptions = {}): ServiceConfi
       {
         path: 'server.bearerTokenFile',
         message: 'set either server.bearerToken or server.bearerTokenFile, not both',
-      },
-    ]);
-  }
-  const links = Object.entries(config.ui.traceLink).filter(([, v]) => v !== undefined);
-  if (links.length > 1) {
-    throw new InputError(source, [
-      {
-        path: `ui.traceLink.${links[1]![0]}`,
-        message: 'set one of ui.traceLink.jaeger, .tempo or .template, not several',
       },
     ]);
   }

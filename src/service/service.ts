@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { Correlator } from '../correlate/correlator.js';
 import type { Resolution } from '../correlate/types.js';
-import { resolveLedgerPath } from '../ledger/paths.js';
 import type { CompactionEvent } from '../otel/attributes.js';
 import { ContinuityMetrics } from '../otel/metrics.js';
 import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
@@ -25,7 +24,7 @@ import {
   type OtlpResourceSpans,
   type OtlpTraceRequest,
 } from '../otlp/index.js';
-import { ContinuityPage } from '../ui/page.js';
+import { type ContinuityPage, continuityPageFromConfig } from '../ui/page.js';
 import type { OtlpEncoding } from './body.js';
 import {
   defaultStateDir,
@@ -207,22 +206,12 @@ export class ContinuityService {
     });
 
     // The continuity page reads the correlator through a read-only view and hears each correlation.
-    const page = config.ui.enabled
-      ? new ContinuityPage({
-          source: { sessions: (limit) => correlator.sessions(limit) },
-          remote: config.ui.remote,
-          checkToken: tokenHash === undefined ? undefined : (token) => tokenMatches(token, tokenHash),
-          traceLink: config.ui.traceLink,
-          maxSessions: config.ui.maxSessions,
-          ledgerPath:
-            config.ui.ledger === false ? undefined : (config.ui.ledger ?? resolveLedgerPath({ env })),
-        })
-      : undefined;
-
-    if (page && config.ui.remote && tokenHash === undefined)
-      log.warn(
-        'ui.remote is set without a bearer token: the continuity page is open to anyone who can reach it',
-      );
+    const page = continuityPageFromConfig(config.ui, {
+      source: { sessions: (limit) => correlator.sessions(limit) },
+      checkToken: tokenHash && ((token) => tokenMatches(token, tokenHash)),
+      env,
+      warn: (message) => log.warn(message),
+    });
 
     const service = new ContinuityService({
       config,

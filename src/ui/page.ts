@@ -14,7 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Resolution, SessionView } from '../correlate/types.js';
+import { resolveLedgerPath } from '../ledger/paths.js';
 import type { SpanRef } from '../otel/attributes.js';
+import type { UiConfig } from './config.js';
 import { BoundaryHistory } from './history.js';
 import { LedgerView } from './ledger-view.js';
 import { buildOverview, buildSessionDetail, type ModelSource, type TraceLinker } from './model.js';
@@ -426,4 +428,37 @@ function cookieValue(header: string | undefined, name: string): string | undefin
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
+}
+
+/** What the service gives the page beside its configuration. */
+export interface ServicePageParts {
+  /** The correlator's read-only view. */
+  source: PageSource;
+  /** Checks a bearer token; undefined when the service has none. */
+  checkToken: ((token: string) => boolean) | undefined;
+  /** The service's environment (the default ledger's path). */
+  env: NodeJS.ProcessEnv;
+  /** Where the page's start-up warnings go. */
+  warn: (message: string) => void;
+}
+
+/** The page `continuity serve` serves, or undefined when `ui.enabled` is false. */
+export function continuityPageFromConfig(
+  config: UiConfig,
+  parts: ServicePageParts,
+): ContinuityPage | undefined {
+  if (!config.enabled) return undefined;
+  if (config.remote && parts.checkToken === undefined)
+    parts.warn(
+      'ui.remote is set without a bearer token: the continuity page is open to anyone who can reach it',
+    );
+  return new ContinuityPage({
+    source: parts.source,
+    remote: config.remote,
+    checkToken: parts.checkToken,
+    traceLink: config.traceLink,
+    maxSessions: config.maxSessions,
+    ledgerPath:
+      config.ledger === false ? undefined : (config.ledger ?? resolveLedgerPath({ env: parts.env })),
+  });
 }
