@@ -13,7 +13,7 @@ import { digestValue } from '../../src/digest/digest.js';
 import { loadServiceConfig } from '../../src/service/config.js';
 import { BoundaryHistory } from '../../src/ui/history.js';
 import { buildOverview, buildSessionDetail } from '../../src/ui/model.js';
-import { traceLinker } from '../../src/ui/page.js';
+import { continuityPageFromConfig, traceLinker } from '../../src/ui/page.js';
 import { esc } from '../../src/ui/render.js';
 import { sessionKey } from '../../src/ui/shown.js';
 import { tempDir } from '../service/harness.js';
@@ -147,10 +147,13 @@ describe('the page model', () => {
 });
 
 describe('ui configuration', () => {
-  const load = (yaml: string) => {
-    const dir = tempDir('ui-config-');
-    const file = join(dir, 'c.yaml');
+  const writeYaml = (yaml: string) => {
+    const file = join(tempDir('ui-config-'), 'c.yaml');
     writeFileSync(file, yaml);
+    return file;
+  };
+  const load = (yaml: string) => {
+    const file = writeYaml(yaml);
     return () => loadServiceConfig({ file, env: {} });
   };
 
@@ -172,6 +175,30 @@ describe('ui configuration', () => {
     );
     expect(load('ui:\n  traceLink:\n    jaeger: http://user:key@j:16686\n')).toThrow(/without user:password/);
     expect(load('ui:\n  remot: true\n')).toThrow(/ui\.remot: unknown key/);
+  });
+
+  it('builds no page when disabled, and warns when remote clients may see it without a token', () => {
+    const warned: string[] = [];
+    const parts = (checkToken?: (t: string) => boolean) => ({
+      source: { sessions: () => [] },
+      checkToken,
+      env: {},
+      warn: (m: string) => warned.push(m),
+    });
+    const ui = (yaml: string) => loadServiceConfig({ file: writeYaml(yaml), env: {} }).ui;
+    expect(continuityPageFromConfig(ui('ui:\n  enabled: false\n'), parts())).toBeUndefined();
+    const guarded = continuityPageFromConfig(
+      ui('ui:\n  remote: true\n  ledger: false\n'),
+      parts(() => false),
+    );
+    expect(warned).toEqual([]);
+    guarded?.close();
+    const open = continuityPageFromConfig(ui('ui:\n  remote: true\n  ledger: false\n'), parts());
+    expect(open).toBeDefined();
+    expect(warned).toEqual([
+      'ui.remote is set without a bearer token: the continuity page is open to anyone who can reach it',
+    ]);
+    open?.close();
   });
 
   it('builds Tempo and template links', () => {
