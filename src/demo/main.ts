@@ -170,6 +170,8 @@ async function main(): Promise<void> {
     );
     await untilSignal();
     await demo.stop();
+  } else {
+    out.write('\nSee the six sessions on the continuity page: npm run demo -- --serve\n');
   }
 }
 

@@ -12,6 +12,7 @@ import {
   type OtlpReceiver as Receiver,
   startOtlpReceiver as startReceiver,
 } from '../support/otlp-receiver.js';
+import { startServingDemo } from './harness.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -43,6 +44,7 @@ describe('npm run demo', () => {
     expect(stdout).toContain(`metric ${METRIC_BOUNDARIES}:  ${COUNTS}`);
     expect(stdout).toMatch(/case-5-conflicting-scope +healthy +conflicting +scope/);
     expect(stdout).not.toContain('exported');
+    expect(stdout).toContain('See the six sessions on the continuity page: npm run demo -- --serve\n');
   });
 
   describe.each(['http/json', 'http/protobuf'])('with OTEL_EXPORTER_OTLP_PROTOCOL=%s', (protocol) => {
@@ -87,25 +89,8 @@ describe('npm run demo', () => {
 
 describe('npm run demo -- --serve', () => {
   it('serves the six cases on the continuity page until SIGTERM', async () => {
-    const clean = { ...process.env };
-    for (const k of Object.keys(clean))
-      if (k.startsWith('OTEL_') || k.startsWith('CONTINUITY_')) delete clean[k];
-    const child = spawn(process.execPath, ['dist/demo/main.js', '--serve', '--port', '0'], {
-      cwd: root,
-      env: clean,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const pageUrl = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d) => {
-        stdout += d;
-        const m = /The continuity page: (http:\/\/127\.0\.0\.1:\d+\/ui)\n/.exec(stdout);
-        if (m) resolve(m[1]!);
-      });
-      void exited.then((code) => reject(new Error(`demo exited ${code}: ${stderr}`)));
-    });
+    const demo = await startServingDemo();
+    const { pageUrl } = demo;
     try {
       const overview = (await (await fetch(`${pageUrl}/api/overview`)).json()) as {
         sessions: Array<{ sessionId: string; state: string; activity: string }>;
@@ -124,9 +109,8 @@ describe('npm run demo -- --serve', () => {
       const html = await (await fetch(pageUrl)).text();
       expect(html).toContain('Needs a human (<span data-count="needs-human">2</span>)');
     } finally {
-      child.kill('SIGTERM');
+      expect(await demo.stop()).toBe(0);
     }
-    expect(await exited).toBe(0);
-    expect(stderr).toBe('');
+    expect(demo.stderr()).toBe('');
   });
 });

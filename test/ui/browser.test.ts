@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRfc3339Utc } from '../../src/decision/time.js';
 import { activityAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import { SPAN_ACTIVITY, SPAN_COMPACTION_POST } from '../../src/otel/semconv.js';
+import { startServingDemo } from '../demo/harness.js';
 import { type ServeProcess, startServe } from '../service/harness.js';
 import { expectedStates, loadSixCases, type SentCase, sendSixCases } from '../service/six-cases.js';
 import { type Browser, ensureBrowser, launchChromium, type Page } from '../support/browser.js';
@@ -538,5 +539,37 @@ describe('the continuity page behind a bearer token', () => {
     expect(page.url()).toBe(`${guarded.base}/ui`);
     expect(await page.textContent('#sessions')).toContain('No compaction boundary seen yet');
     await page.close();
+  });
+});
+
+describe('npm run demo -- --serve in Chromium', () => {
+  it('shows the six cases, the conflicting and the dropped one needing a human, each with its command', async () => {
+    const demo = await startServingDemo();
+    try {
+      const page = await browser.context.newPage();
+      const res = await page.goto(demo.pageUrl);
+      expect(res?.status()).toBe(200);
+      const rows = await page.$$eval('#sessions tbody tr', (trs) =>
+        trs.map((tr) => [tr.getAttribute('data-session-key'), tr.getAttribute('data-state')]),
+      );
+      const cases = loadSixCases();
+      expect(Object.fromEntries(rows)).toEqual(
+        Object.fromEntries(cases.map((c) => [key(c.id), expected.get(c.id)])),
+      );
+      const cards = await page.$$eval('#needs-human li.card', (lis) =>
+        lis.map((li) => li.querySelector('.cmd pre')?.textContent ?? ''),
+      );
+      expect(cards).toHaveLength(2);
+      expect(cards.some((c) => c.startsWith('continuity approve --session case-5-conflicting-scope'))).toBe(
+        true,
+      );
+      expect(
+        cards.some((c) => c.startsWith('continuity observe --session case-4-dropped-approval-boundary')),
+      ).toBe(true);
+      await shot(page, 'demo-six-cases');
+      await page.close();
+    } finally {
+      expect(await demo.stop()).toBe(0);
+    }
   });
 });
