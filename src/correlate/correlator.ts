@@ -39,6 +39,7 @@ import { ACTIVITY_STATE_UNKNOWN, type CompactionTrigger, EVIDENCE_MISSING_REASON
 import { resolveCorrelatorOptions } from './options.js';
 import {
   PENDING_STATE_VERSION,
+  type PendingEntry,
   type PendingState,
   type PersistedBoundary,
   PersistedBoundarySchema,
@@ -312,17 +313,32 @@ export class Correlator {
 
   /** The pending state as plain JSON, for {@link Correlator.importPending} after a restart. */
   exportPending(): PendingState {
-    const sessions = [];
-    for (const s of this._sessions.values()) {
-      sessions.push({ sessionId: s.id, activity: s.activity, touchedAtMs: s.touchedAtMs, latest: s.latest });
-    }
-    return {
+    const state: PendingState = {
       version: PENDING_STATE_VERSION,
-      boundaries: [...this._pending.values()].map((b) => persistBoundary(b, false)),
-      heldPosts: [...this._held.values()].map(persistHeld),
-      reobservable: [...this._reobservable.values()].map((b) => persistBoundary(b, true)),
-      sessions,
+      boundaries: [],
+      heldPosts: [],
+      reobservable: [],
+      sessions: [],
     };
+    for (const { k, v } of this.pendingEntries()) (state[k] as unknown[]).push(v);
+    return state;
+  }
+
+  /**
+   * The same state as {@link Correlator.exportPending}, one entry at a time (`k` names the list
+   * of the export it belongs to), so a large state can be written as a stream. Do not change the
+   * correlator while iterating.
+   */
+  *pendingEntries(): Generator<PendingEntry> {
+    for (const s of this._sessions.values()) {
+      yield {
+        k: 'sessions',
+        v: { sessionId: s.id, activity: s.activity, touchedAtMs: s.touchedAtMs, latest: s.latest },
+      };
+    }
+    for (const b of this._reobservable.values()) yield { k: 'reobservable', v: persistBoundary(b, true) };
+    for (const b of this._pending.values()) yield { k: 'boundaries', v: persistBoundary(b, false) };
+    for (const h of this._held.values()) yield { k: 'heldPosts', v: persistHeld(h) };
   }
 
   /**

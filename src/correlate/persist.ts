@@ -88,6 +88,13 @@ export interface PendingState {
   sessions: PersistedSession[];
 }
 
+/** One entry of a {@link PendingState}: `k` names its list, `v` is the item. */
+export type PendingEntry =
+  | { k: 'boundaries'; v: PersistedBoundary }
+  | { k: 'heldPosts'; v: PersistedHeldPost }
+  | { k: 'reobservable'; v: PersistedBoundary }
+  | { k: 'sessions'; v: PersistedSession };
+
 /** The session id of an entry that failed validation, when it still has a readable one. */
 export function salvageSessionId(entry: unknown): string | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;

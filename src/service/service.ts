@@ -12,10 +12,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { Correlator } from '../correlate/correlator.js';
-import type { Resolution } from '../correlate/types.js';
-import type { CompactionEvent } from '../otel/attributes.js';
+import type { CorrelatorOptions, Resolution } from '../correlate/types.js';
 import { ContinuityMetrics } from '../otel/metrics.js';
 import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
 import {
@@ -39,6 +39,7 @@ import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
 import { scanTraceRequest } from './prefilter.js';
 import { type QueueItem, SpanQueue } from './queue.js';
+import { correlatorSnapshot, rebuildCorrelator } from './rebuild.js';
 import { handleTraces, hashToken, type ReceiverTarget, Refusal, tokenMatches } from './receiver.js';
 import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
@@ -92,7 +93,6 @@ export class ContinuityService {
   private _ticker: NodeJS.Timeout | undefined;
   private _ready = false;
   private _closing = false;
-  private _stateFailed: Error | undefined;
   private _inflight = 0;
   private _inflightDone: Array<() => void> = [];
   private _stopped: Promise<void> | undefined;
@@ -144,17 +144,19 @@ export class ContinuityService {
     for (const [k, v] of Object.entries(resource.attributes)) if (typeof v === 'string') checkResource[k] = v;
 
     const stateDir = config.state.dir ?? defaultStateDir(config.server.port, env);
-    const { store, recovered } = await PendingStore.open({
-      dir: stateDir,
-      compactAfterBytes: config.state.compactAfterBytes,
-    });
-
-    const correlator = new Correlator({
+    const correlatorOptions: CorrelatorOptions = {
       postWindowsMs: config.correlation.postWindows,
       ...(config.correlation.maxPendingBoundaries !== undefined && {
         maxPendingBoundaries: config.correlation.maxPendingBoundaries,
       }),
+    };
+    const { store, recovered } = await PendingStore.open({
+      dir: stateDir,
+      compactAfterBytes: config.state.compactAfterBytes,
+      snapshotAt: (dir, seq) => snapshotInWorker(dir, seq, correlatorOptions, log),
     });
+
+    const correlator = new Correlator(correlatorOptions);
     for (const w of correlator.warnings) log.warn('correlator option clamped', { detail: w });
 
     const queue = new SpanQueue(config.downstream.queueMaxSpans);
@@ -230,7 +232,6 @@ export class ContinuityService {
       },
     });
     service._recover(recovered, stateDir);
-    store.setExporter(() => correlator.exportPending());
 
     const target: ReceiverTarget = {
       maxRequestBytes: config.server.maxRequestBytes,
@@ -321,24 +322,31 @@ export class ContinuityService {
   }
 
   private async _stop(): Promise<void> {
+    // One deadline for the whole stop: a failing downstream or metrics endpoint cannot stretch it.
+    const deadline = Date.now() + this._config.shutdown.timeout;
+    const left = () => Math.max(0, deadline - Date.now());
     this._ready = false;
     this._closing = true;
     clearInterval(this._ticker);
     this._page?.close();
     const closed = this._server ? closeServer(this._server) : Promise.resolve();
     this._server?.closeIdleConnections();
-    await new Promise<void>((resolve) => {
-      if (this._inflight === 0) resolve();
-      else this._inflightDone.push(resolve);
-    });
+    await within(
+      new Promise<void>((resolve) => {
+        if (this._inflight === 0) resolve();
+        else this._inflightDone.push(resolve);
+      }),
+      left(),
+    );
     this._tick();
-    await this._forwarder.shutdown(this._config.shutdown.timeout);
+    await this._forwarder.shutdown(left());
     try {
-      await this._store.close();
+      await this._store.close(correlatorSnapshot(this._correlator));
     } catch (e) {
       this._log.error('could not write the final pending-state snapshot', { detail: (e as Error).message });
     }
-    await this._metrics.shutdown();
+    // The last metrics export gets what is left of the deadline, at least a moment.
+    await within(this._metrics.shutdown(), Math.max(left(), 250));
     this._server?.closeAllConnections();
     await closed;
     if (this._metricsServer) {
@@ -364,7 +372,7 @@ export class ContinuityService {
   private _readiness(res: ServerResponse): void {
     let problem: string | undefined;
     if (!this._ready) problem = this._closing ? 'shutting down' : 'starting';
-    else if (this._stateFailed) problem = 'pending state cannot be written';
+    else if (this._store.failure) problem = 'pending state cannot be written';
     else if (!this._queue.canAccept(1)) problem = 'forward queue full';
     sendText(res, problem === undefined ? 200 : 503, problem ?? 'ready');
   }
@@ -373,7 +381,7 @@ export class ContinuityService {
   private _admit(spans: number): Refusal | undefined {
     if (this._closing)
       return new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_UNAVAILABLE_S);
-    if (this._stateFailed) {
+    if (this._store.failure) {
       return new Refusal(
         503,
         'the pending state cannot be written to disk; try again later',
@@ -442,7 +450,6 @@ export class ContinuityService {
         try {
           await this._store.durable(lastSeq);
         } catch (e) {
-          this._stateFailed = e as Error;
           this._log.error('pending state not durable', { detail: (e as Error).message });
           throw new Refusal(
             503,
@@ -534,23 +541,11 @@ export class ContinuityService {
     stateDir: string,
   ): void {
     const nowMs = Date.now();
-    const fromImport: Resolution[] = [];
-    let problems = recovered.problems.length;
-    if (recovered.snapshot !== undefined)
-      fromImport.push(...this._correlator.importPending(recovered.snapshot, nowMs));
-    // Replayed resolutions were emitted before the restart: replay rebuilds state, it does not re-emit.
-    for (const rec of recovered.records) {
-      try {
-        if (rec.op === 'observe') this._correlator.observe(rec.event as CompactionEvent, rec.at);
-        else this._correlator.expire(rec.at);
-      } catch (e) {
-        problems++;
-        this._log.warn('journal record could not be replayed', {
-          seq: rec.seq,
-          detail: (e as Error).message,
-        });
-      }
+    const { fromImport, replayProblems } = rebuildCorrelator(this._correlator, recovered, nowMs);
+    for (const p of replayProblems) {
+      this._log.warn('journal record could not be replayed', { seq: p.seq, detail: p.detail });
     }
+    const problems = recovered.problems.length + replayProblems.length;
     for (const p of recovered.problems) this._log.warn('pending state record unreadable', { detail: p });
     this._metrics.recovery(this._correlator.pendingCount, problems);
     this._log.info('pending state recovered', {
@@ -560,7 +555,10 @@ export class ContinuityService {
       problems,
     });
     this._emitChecks(fromImport, nowMs);
-    this._emitChecks(this._correlator.expire(nowMs), nowMs);
+    // Journaled like any tick, so the state rebuilt from the files matches this one.
+    const overdue = this._correlator.expire(nowMs);
+    if (overdue.length > 0) this._store.record({ op: 'expire', at: nowMs });
+    this._emitChecks(overdue, nowMs);
   }
 }
 
@@ -593,6 +591,53 @@ function urlOf(server: Server): string {
   const a = server.address() as AddressInfo;
   const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
   return `http://${host}:${a.port}`;
+}
+
+/** Waits for `p`, at most `ms`. */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    void p.finally(() => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Writes the snapshot at `seq` in a worker thread (`compact-worker.ts`), which rebuilds the state
+ * from the files, so the event loop serving requests does none of it.
+ */
+function snapshotInWorker(
+  dir: string,
+  seq: number,
+  correlator: CorrelatorOptions,
+  log: Logger,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./compact-worker.js', import.meta.url), {
+      workerData: { dir, seq, correlator, nowMs: Date.now() },
+    });
+    let settled = false;
+    worker.once('message', (m: { ok: boolean; error?: string }) => {
+      settled = true;
+      if (m.ok) resolve();
+      else {
+        log.warn('pending-state snapshot failed; the journals stay', { detail: m.error ?? 'unknown' });
+        reject(new Error(m.error));
+      }
+      void worker.terminate();
+    });
+    worker.once('error', (e) => {
+      if (settled) return;
+      settled = true;
+      log.warn('pending-state snapshot failed; the journals stay', { detail: e.message });
+      reject(e);
+    });
+    worker.once('exit', (code) => {
+      if (!settled) reject(new Error(`snapshot worker exited with code ${code}`));
+    });
+  });
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -5,15 +5,22 @@
  * Design: the correlator is pure and deterministic, so its state is a function of its inputs. The
  * store keeps those inputs — every compaction event observed and every expiry tick — in an
  * append-only journal (one checksummed JSON line per record, `fdatasync` before the request that
- * carried them is answered), plus now and then a snapshot of `exportPending()` written to a temp
- * file, fsynced and renamed into place. Recovery loads the snapshot and replays the journal
- * records after it through a fresh correlator.
+ * carried them is answered), plus now and then a snapshot. Recovery loads the snapshot and replays
+ * the journal records after it through a fresh correlator.
  *
- * Journal files are named by their first sequence number (`journal-<seq>.jsonl`); compaction
- * switches to a new file first, then writes the snapshot, then deletes the files the snapshot
- * covers, so a crash at any step leaves a readable state. A record that cannot be read back
- * (torn last line, bad checksum) is skipped and counted: its boundary is then unknown, and a post
- * for it resolves `unverified` (`pre_snapshot_missing`) — never `preserved`.
+ * Journal files are named by their first sequence number (`journal-<seq>.jsonl`). Compaction
+ * switches to a new journal file at the last durable sequence number S (a quick step on the write
+ * path), then hands S to the snapshot writer, which rebuilds the state at S from the files alone
+ * (off the request path: see `compact-worker.ts`) and writes it as a stream of checksummed lines,
+ * temp file, fsync, rename; then the journals the snapshot covers are deleted. A crash at any step
+ * leaves a readable state. A record that cannot be read back (torn last line, bad checksum) is
+ * skipped and counted: its boundary is then unknown, and a post for it resolves `unverified`
+ * (`pre_snapshot_missing`) — never `preserved`.
+ *
+ * A write that fails (a full disk) is never reported durable: the journal is truncated back to its
+ * last durable length, the records stay buffered in order, {@link PendingStore.failure} is set
+ * (the service answers 503) and the write is retried until it succeeds, so the service recovers by
+ * itself once space returns. Short writes are written to their end.
  *
  * Files are 0600 in a 0700 directory; they hold digests and opaque ids only (what the spans carry).
  */
@@ -21,19 +28,20 @@ import { createHash } from 'node:crypto';
 import {
   closeSync,
   constants,
+  createReadStream,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
+  readSync,
   rmSync,
   statSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 /** One record: an input of the correlator, in the order it was applied. */
 export type StateRecord = { op: 'observe'; at: number; event: unknown } | { op: 'expire'; at: number };
@@ -41,10 +49,28 @@ export type StateRecord = { op: 'observe'; at: number; event: unknown } | { op: 
 /** A record with its sequence number. */
 export type SequencedRecord = StateRecord & { seq: number };
 
+/**
+ * One line of a snapshot: `k` names the list it belongs to (e.g. `boundaries`), `v` is one item.
+ * Read back, the items are grouped into arrays by `k`, beside the header's `meta` fields.
+ */
+export interface SnapshotEntry {
+  k: string;
+  v: unknown;
+}
+
+/** What a snapshot holds: its header fields and its entries. */
+export interface SnapshotSource {
+  meta: Readonly<Record<string, unknown>>;
+  entries: Iterable<SnapshotEntry>;
+}
+
 /** What {@link PendingStore.open} found on disk. */
 export interface Recovered {
-  /** The snapshot's `exportPending()` payload, or undefined when there was none (or it was unreadable). */
-  snapshot: unknown;
+  /**
+   * The snapshot as one object (header `meta` fields, and one array per entry kind), or undefined
+   * when there was none (or it was unreadable).
+   */
+  snapshot: Record<string, unknown> | undefined;
   /** Journal records after the snapshot, in order. */
   records: SequencedRecord[];
   /** Records or files that could not be read back (each one counted, none fatal). */
@@ -57,12 +83,24 @@ export interface PendingStoreOptions {
   dir: string;
   /** Start a new journal and write a snapshot once the journal is this large (bytes). */
   compactAfterBytes: number;
+  /**
+   * Writes the snapshot at sequence number `seq` from the durable files alone (with
+   * {@link readState} and {@link writeSnapshot}), off the request path. Without it the journal
+   * is only compacted at {@link PendingStore.close}.
+   */
+  snapshotAt?: (dir: string, seq: number) => Promise<void>;
+  /** How often a failed journal write is retried, ms. Default 1000. */
+  retryIntervalMs?: number;
 }
 
 const SNAPSHOT_FILE = 'pending.snapshot.json';
 const LOCK_FILE = 'lock';
 const JOURNAL_PATTERN = /^journal-(\d+)\.jsonl$/;
-const FORMAT = 'agent-continuity/serve-pending@1';
+/** Format 1: the whole snapshot on one line (read only). Format 2: one line per entry. */
+const FORMAT_V1 = 'agent-continuity/serve-pending@1';
+const FORMAT = 'agent-continuity/serve-pending@2';
+/** Entries serialized before the writer yields to the event loop and flushes. */
+const SNAPSHOT_CHUNK = 2000;
 
 /** JSON with bigints (span times in ns) kept exact: `{"$n":"123"}`. */
 function stringify(value: unknown): string {
@@ -85,9 +123,9 @@ function checksum(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
-/** A journal line: `<16 hex checksum> <json>\n`. */
-function encodeLine(record: SequencedRecord): string {
-  const json = stringify(record);
+/** A checksummed line: `<16 hex checksum> <json>\n`. */
+function encodeLine(value: unknown): string {
+  const json = stringify(value);
   return `${checksum(json)} ${json}\n`;
 }
 
@@ -99,6 +137,22 @@ function fsyncDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Writes all of `buf`: a write may take fewer bytes than asked (a disk filling up). */
+async function writeFully(fh: FileHandle, buf: Buffer): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    if (bytesWritten <= 0) {
+      throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
+    }
+    off += bytesWritten;
+  }
+}
+
+function errorCode(e: unknown): string {
+  return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 }
 
 /** A state directory used by a live process. */
@@ -114,23 +168,27 @@ export class StateDirLockedError extends Error {
 export class PendingStore {
   private readonly _dir: string;
   private readonly _compactAfter: number;
+  private readonly _snapshotAt: PendingStoreOptions['snapshotAt'];
+  private readonly _retryMs: number;
   private _seq: number;
   private _durableSeq: number;
   private _journal: FileHandle | undefined;
+  /** Bytes of the journal file known durable (a failed write is truncated back to this). */
   private _journalBytes = 0;
   private _buffer: string[] = [];
   private _bufferLastSeq = 0;
   private _writing: Promise<void> | undefined;
   private _waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
   private _failed: Error | undefined;
-  private _compacting = false;
+  private _retry: NodeJS.Timeout | undefined;
+  private _compaction: Promise<void> | undefined;
   private _closed = false;
-  /** Supplies the correlator's `exportPending()` when the journal is compacted. */
-  private _exportPending: (() => unknown) | undefined;
 
   private constructor(options: PendingStoreOptions, seq: number) {
     this._dir = options.dir;
     this._compactAfter = options.compactAfterBytes;
+    this._snapshotAt = options.snapshotAt;
+    this._retryMs = options.retryIntervalMs ?? 1000;
     this._seq = seq;
     this._durableSeq = seq;
   }
@@ -142,7 +200,7 @@ export class PendingStore {
   static async open(options: PendingStoreOptions): Promise<{ store: PendingStore; recovered: Recovered }> {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     takeLock(options.dir);
-    const recovered = readState(options.dir);
+    const recovered = await readState(options.dir);
     const lastSeq = recovered.records.at(-1)?.seq ?? recovered.snapshotSeq;
     const store = new PendingStore(options, lastSeq);
     await store._openJournal(lastSeq + 1);
@@ -152,14 +210,14 @@ export class PendingStore {
     };
   }
 
-  /** Sets where compaction gets the state to snapshot (the correlator's `exportPending`). */
-  setExporter(exportPending: () => unknown): void {
-    this._exportPending = exportPending;
-  }
-
   /** The last sequence number assigned. */
   get seq(): number {
     return this._seq;
+  }
+
+  /** The journal cannot be written now (e.g. the disk is full); cleared once a retry succeeds. */
+  get failure(): Error | undefined {
+    return this._failed;
   }
 
   /** Appends a record (already applied to the correlator, in this order) and returns its sequence number. */
@@ -172,37 +230,51 @@ export class PendingStore {
     return seq;
   }
 
-  /** Resolves once every record up to `seq` is fsynced; rejects when the disk write failed. */
+  /** Resolves once every record up to `seq` is fsynced; rejects while the disk write fails. */
   durable(seq: number): Promise<void> {
-    if (this._failed) return Promise.reject(this._failed);
     if (seq <= this._durableSeq) return Promise.resolve();
+    if (this._failed) return Promise.reject(this._failed);
     return new Promise((resolve, reject) => this._waiters.push({ seq, resolve, reject }));
   }
 
-  /** Writes everything buffered, then a final snapshot, and releases the lock. Safe to call twice. */
-  async close(): Promise<void> {
+  /**
+   * Writes everything buffered, then a final snapshot of `final` (the live state: nothing changes
+   * it any more), and releases the lock. Safe to call twice.
+   */
+  async close(final?: SnapshotSource): Promise<void> {
     if (this._closed) return;
     this._closed = true;
+    clearTimeout(this._retry);
+    await this._compaction;
     await this._flush();
-    if (!this._failed && this._exportPending) await this._compact();
+    if (final) {
+      // Written even when the journal could not be: the snapshot alone then holds the state.
+      await writeSnapshot(this._dir, this._seq, final);
+      await this._journal?.close();
+      this._journal = undefined;
+      removeJournalsBefore(this._dir, this._seq + 1);
+      await this._openJournal(this._seq + 1);
+    }
     await this._journal?.close();
     this._journal = undefined;
     rmSync(join(this._dir, LOCK_FILE), { force: true });
   }
 
   private _kick(): void {
-    if (this._writing || this._buffer.length === 0) return;
+    if (this._writing || this._buffer.length === 0 || this._failed) return;
     this._writing = this._writeLoop().finally(() => {
       this._writing = undefined;
       if (this._buffer.length > 0 && !this._failed) this._kick();
     });
   }
 
+  /** Waits for the writer; one more attempt when the journal had failed. */
   private async _flush(): Promise<void> {
     while (this._writing) await this._writing;
-    if (this._buffer.length > 0 && !this._failed) {
+    if (this._failed && this._buffer.length > 0) {
+      this._failed = undefined;
       this._kick();
-      await this._flush();
+      while (this._writing) await this._writing;
     }
   }
 
@@ -212,73 +284,82 @@ export class PendingStore {
       const lines = this._buffer;
       const lastSeq = this._bufferLastSeq;
       this._buffer = [];
-      const text = lines.join('');
+      const buf = Buffer.from(lines.join(''));
       try {
-        await this._journal!.write(text);
+        await writeFully(this._journal!, buf);
         await this._journal!.datasync();
       } catch (e) {
-        this._failed = new Error(
-          `cannot write the pending-state journal in ${this._dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-        );
-        for (const w of this._waiters) w.reject(this._failed);
-        this._waiters = [];
+        this._fail(lines, e);
         return;
       }
-      this._journalBytes += Buffer.byteLength(text);
+      this._journalBytes += buf.length;
       this._durableSeq = lastSeq;
       const ready = this._waiters.filter((w) => w.seq <= lastSeq);
       this._waiters = this._waiters.filter((w) => w.seq > lastSeq);
       for (const w of ready) w.resolve();
-      if (this._journalBytes >= this._compactAfter && !this._compacting && !this._closed) {
-        await this._compact();
+      if (
+        this._journalBytes >= this._compactAfter &&
+        !this._compaction &&
+        this._snapshotAt &&
+        !this._closed
+      ) {
+        await this._startCompaction();
       }
     }
   }
 
   /**
-   * Snapshot at the current sequence number: new journal file first (records after the snapshot
-   * go there), then the snapshot (temp file, fsync, rename, fsync dir), then old journals go.
+   * A write failed: nothing of it counts. The lines go back to the front of the buffer (in order),
+   * the file is cut back to its durable length (a torn tail would corrupt the next record), the
+   * waiters are refused, and the write is retried later.
    */
-  private async _compact(): Promise<void> {
-    if (!this._exportPending) return;
-    this._compacting = true;
+  private _fail(lines: string[], e: unknown): void {
+    this._buffer = lines.concat(this._buffer);
+    this._failed = new Error(`cannot write the pending-state journal in ${this._dir}: ${errorCode(e)}`);
+    for (const w of this._waiters) w.reject(this._failed);
+    this._waiters = [];
+    this._scheduleRetry();
+  }
+
+  private _scheduleRetry(): void {
+    if (this._closed) return;
+    clearTimeout(this._retry);
+    this._retry = setTimeout(() => void this._retryWrite(), this._retryMs);
+    this._retry.unref();
+  }
+
+  private async _retryWrite(): Promise<void> {
+    if (this._closed || this._writing) return;
     try {
-      // Everything assigned so far is applied to the correlator (records are appended after they
-      // are applied), and everything buffered goes to the old file before it is switched.
-      const pendingLines = this._buffer;
-      this._buffer = [];
-      if (pendingLines.length > 0) {
-        const text = pendingLines.join('');
-        await this._journal!.write(text);
-        await this._journal!.datasync();
-        this._durableSeq = this._bufferLastSeq;
-        const ready = this._waiters.filter((w) => w.seq <= this._durableSeq);
-        this._waiters = this._waiters.filter((w) => w.seq > this._durableSeq);
-        for (const w of ready) w.resolve();
-      }
-      const seq = this._seq;
-      const payload = this._exportPending();
-      const old = this._journal!;
-      await this._openJournal(seq + 1);
-      await old.close();
-      const json = stringify({ format: FORMAT, seq, pending: payload });
-      const tmp = join(this._dir, `${SNAPSHOT_FILE}.tmp`);
-      writeFileSync(tmp, `${checksum(json)} ${json}\n`, { mode: 0o600 });
-      const fd = openSync(tmp, constants.O_RDONLY);
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, join(this._dir, SNAPSHOT_FILE));
-      fsyncDir(this._dir);
-      for (const f of readdirSync(this._dir)) {
-        const m = JOURNAL_PATTERN.exec(f);
-        if (m && Number(m[1]) <= seq) rmSync(join(this._dir, f), { force: true });
-      }
-    } finally {
-      this._compacting = false;
+      await this._journal!.truncate(this._journalBytes);
+    } catch {
+      this._scheduleRetry();
+      return;
     }
+    this._failed = undefined;
+    this._kick();
+  }
+
+  /**
+   * Switches to a new journal at the last durable sequence number S, then lets the snapshot
+   * writer build the snapshot at S in the background; the journals it covers go once it is in
+   * place. Records after S (buffered now) go to the new journal.
+   */
+  private async _startCompaction(): Promise<void> {
+    const seq = this._durableSeq;
+    const old = this._journal!;
+    await this._openJournal(seq + 1);
+    await old.close();
+    const started = seq + 1;
+    this._compaction = this._snapshotAt!(this._dir, seq)
+      .then(() => removeJournalsBefore(this._dir, started))
+      .catch(() => {
+        // The journals stay: recovery replays them from the previous snapshot. Tried again at
+        // the next threshold.
+      })
+      .finally(() => {
+        this._compaction = undefined;
+      });
   }
 
   private async _openJournal(startSeq: number): Promise<void> {
@@ -287,6 +368,44 @@ export class PendingStore {
     this._journalBytes = (await this._journal.stat()).size;
     fsyncDir(this._dir);
   }
+}
+
+/** Deletes the journal files that start before `startSeq` (a snapshot covers them). */
+function removeJournalsBefore(dir: string, startSeq: number): void {
+  for (const f of readdirSync(dir)) {
+    const m = JOURNAL_PATTERN.exec(f);
+    if (m && Number(m[1]) < startSeq) rmSync(join(dir, f), { force: true });
+  }
+}
+
+/**
+ * Writes the snapshot at `seq`: a header line, one checksummed line per entry, and a trailer with
+ * the entry count, to a temp file (fsynced, renamed, directory fsynced). Entries are serialized
+ * in chunks with the event loop free between them, so memory stays at a chunk and the process
+ * keeps serving while a large snapshot is written.
+ */
+export async function writeSnapshot(dir: string, seq: number, source: SnapshotSource): Promise<void> {
+  const tmp = join(dir, `${SNAPSHOT_FILE}.tmp`);
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    let chunk: string[] = [encodeLine({ format: FORMAT, seq, meta: source.meta })];
+    let count = 0;
+    for (const entry of source.entries) {
+      chunk.push(encodeLine({ k: entry.k, v: entry.v }));
+      count++;
+      if (chunk.length >= SNAPSHOT_CHUNK) {
+        await writeFully(fh, Buffer.from(chunk.join('')));
+        chunk = [];
+      }
+    }
+    chunk.push(encodeLine({ end: count }));
+    await writeFully(fh, Buffer.from(chunk.join('')));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, join(dir, SNAPSHOT_FILE));
+  fsyncDir(dir);
 }
 
 function takeLock(dir: string): void {
@@ -341,49 +460,115 @@ function isRecord(v: unknown): v is SequencedRecord {
   return r.op === 'expire' || (r.op === 'observe' && 'event' in r);
 }
 
-function readState(dir: string): Recovered & { snapshotSeq: number } {
-  const problems: string[] = [];
-  let snapshot: unknown;
-  let snapshotSeq = 0;
-  let snapshotText: string | undefined;
+/** Reads a file line by line without holding it as one string (a snapshot can be gigabytes). */
+async function* lines(path: string): AsyncGenerator<string> {
+  const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const line of rl) yield line;
+}
+
+/** Whether a file ends with a newline (else its last line is torn). */
+function endsWithNewline(path: string, size: number): boolean {
+  const fd = openSync(path, 'r');
   try {
-    snapshotText = readFileSync(join(dir, SNAPSHOT_FILE), 'utf8');
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, size - 1);
+    return b[0] === 0x0a;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function readSnapshot(
+  dir: string,
+  problems: string[],
+): Promise<{ snapshot: Record<string, unknown> | undefined; seq: number }> {
+  const path = join(dir, SNAPSHOT_FILE);
+  try {
+    statSync(path);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-      problems.push(`snapshot unreadable (${(e as NodeJS.ErrnoException).code})`);
+      problems.push(`snapshot unreadable (${errorCode(e)})`);
+    return { snapshot: undefined, seq: 0 };
   }
-  if (snapshotText !== undefined) {
-    const doc = readChecked(snapshotText.replace(/\n$/, '')) as
-      | { format?: unknown; seq?: unknown; pending?: unknown }
-      | undefined;
-    if (doc && doc.format === FORMAT && Number.isSafeInteger(doc.seq)) {
-      snapshot = doc.pending;
-      snapshotSeq = doc.seq as number;
-    } else {
-      problems.push('snapshot failed its checksum or format check; its boundaries are unknown');
+  const bad = () => {
+    problems.push('snapshot failed its checksum or format check; its boundaries are unknown');
+    return { snapshot: undefined, seq: 0 };
+  };
+  let header: { format?: unknown; seq?: unknown; meta?: unknown; pending?: unknown } | undefined;
+  let snapshot: Record<string, unknown> | undefined;
+  let expected = -1;
+  let count = 0;
+  let ended = false;
+  for await (const line of lines(path)) {
+    if (line === '') continue;
+    const doc = readChecked(line) as Record<string, unknown> | undefined;
+    if (doc === undefined || ended) return bad();
+    if (header === undefined) {
+      header = doc;
+      if (header.format === FORMAT_V1 && Number.isSafeInteger(header.seq)) {
+        return { snapshot: header.pending as Record<string, unknown>, seq: header.seq as number };
+      }
+      if (header.format !== FORMAT || !Number.isSafeInteger(header.seq)) return bad();
+      snapshot = { ...(header.meta as Record<string, unknown>) };
+      continue;
     }
+    if (typeof doc.end === 'number') {
+      expected = doc.end;
+      ended = true;
+      continue;
+    }
+    if (typeof doc.k !== 'string' || !('v' in doc)) return bad();
+    const list = (snapshot![doc.k] ??= []) as unknown[];
+    if (!Array.isArray(list)) return bad();
+    list.push(doc.v);
+    count++;
   }
+  if (header === undefined || !ended || expected !== count) return bad();
+  return { snapshot, seq: header.seq as number };
+}
+
+/** Options of {@link readState}. */
+export interface ReadStateOptions {
+  /** Read only records up to this sequence number (the journal after it may be growing). */
+  uptoSeq?: number;
+}
+
+/**
+ * Reads the snapshot and the journal records after it. Never throws for damaged content: what
+ * cannot be read is named in `problems`.
+ */
+export async function readState(
+  dir: string,
+  options: ReadStateOptions = {},
+): Promise<Recovered & { snapshotSeq: number }> {
+  const upto = options.uptoSeq ?? Number.POSITIVE_INFINITY;
+  const problems: string[] = [];
+  const { snapshot, seq: snapshotSeq } = await readSnapshot(dir, problems);
   const journals = readdirSync(dir)
     .map((f) => ({ f, m: JOURNAL_PATTERN.exec(f) }))
-    .filter((x) => x.m !== null)
+    .filter((x) => x.m !== null && Number(x.m[1]) <= upto)
     .sort((a, b) => Number(a.m![1]) - Number(b.m![1]));
   const records: SequencedRecord[] = [];
   let lastSeq = snapshotSeq;
   for (const { f } of journals) {
     const path = join(dir, f);
-    if (statSync(path).size === 0) continue;
-    const lines = readFileSync(path, 'utf8').split('\n');
-    // The last element is '' after a final newline, or a torn line written when the process died.
-    const torn = lines.pop();
-    if (torn !== undefined && torn !== '')
+    const size = statSync(path).size;
+    if (size === 0) continue;
+    // The last line is torn when the process died mid-write (no final newline).
+    const torn = !endsWithNewline(path, size);
+    const all: string[] = [];
+    for await (const line of lines(path)) all.push(line);
+    if (torn) {
+      all.pop();
       problems.push(`${f}: last record incomplete (the process stopped mid-write)`);
-    lines.forEach((line, i) => {
+    }
+    all.forEach((line, i) => {
       const rec = readChecked(line);
       if (!isRecord(rec)) {
         problems.push(`${f}: record ${i + 1} failed its checksum or format check`);
         return;
       }
-      if (rec.seq <= lastSeq) return;
+      if (rec.seq <= lastSeq || rec.seq > upto) return;
       records.push(rec);
       lastSeq = rec.seq;
     });

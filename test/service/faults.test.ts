@@ -6,6 +6,8 @@
  * Retry-After).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { OTLPTraceExporter as OtlpProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { describe, expect, it } from 'vitest';
@@ -334,5 +336,26 @@ describe('continuity serve when the downstream fails', () => {
     expect(drops.reduce((n, d) => n + d.spans, 0)).toBe(30);
     expect(new Set(drops.map((d) => d.reason))).toEqual(new Set([SERVICE_DROP_REASONS.shutdown]));
     await downstream.close();
+  });
+
+  it('stops within shutdown.timeout when the downstream and the metrics endpoint are down', async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+    const serve = await startServe({
+      config: { shutdown: { timeout: '1s' }, downstream: { retry: { ...RETRY_FAST, maxElapsedTime: '5m' } } },
+      // Traces and metrics both to an address where nothing listens.
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}` },
+    });
+    for (let i = 0; i < 3; i++)
+      expect((await post(serve.otlp, ordinary('down', 10, 400 + i), PB)).status).toBe(200);
+    const started = Date.now();
+    expect(await serve.stop()).toBe(0);
+    // The bound is the configured timeout plus process exit; before the fix the metrics exporter's
+    // own retries added about 10 s.
+    expect(Date.now() - started).toBeLessThan(1000 + 2500);
   });
 });

@@ -3,10 +3,19 @@
  * or damaged record is skipped and counted, never fatal; compaction writes a snapshot and starts
  * a new journal without losing a record; the directory and files are private; the lock holds.
  */
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  appendFileSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PendingStore, StateDirLockedError } from '../../src/service/state.js';
+import { PendingStore, readState, StateDirLockedError, writeSnapshot } from '../../src/service/state.js';
 import { tempDir, waitFor } from './harness.js';
 
 /** Every store a test opened; closed after it (a test may leave one open, as kill -9 would). */
@@ -73,37 +82,42 @@ describe('PendingStore', () => {
 
   it('compacts into a snapshot plus a new journal without losing records', async () => {
     const dir = join(tempDir('state-'), 'state');
-    const { store } = await open(dir, 2048);
-    let state: number[] = [];
-    store.setExporter(() => ({ applied: [...state] }));
+    // The snapshot writer gets only the directory and S: it rebuilds the state from the files.
+    const snapshotAt = async (d: string, seq: number) => {
+      const state = await readState(d, { uptoSeq: seq });
+      const applied = [
+        ...(((state.snapshot?.applied as number[] | undefined) ?? []) as number[]),
+        ...state.records.map((r) => (r as { event: { n: number } }).event.n),
+      ];
+      await writeSnapshot(d, seq, { meta: {}, entries: applied.map((n) => ({ k: 'applied', v: n })) });
+    };
+    const result = await PendingStore.open({ dir, compactAfterBytes: 2048, snapshotAt });
+    opened.push(result.store);
+    const store = result.store;
     for (let i = 1; i <= 200; i++) {
-      state.push(i);
       store.record({ op: 'observe', at: i, event: { n: i, pad: 'x'.repeat(40) } });
     }
     await store.durable(200);
-    // Compaction runs after the group commit that crossed the threshold.
     await waitFor('the snapshot', () => readdirSync(dir).includes('pending.snapshot.json'));
     await waitFor(
-      'the old journal removed',
-      () => readdirSync(dir).filter((f) => f.startsWith('journal-')).length === 1,
+      'the old journals removed',
+      () => readdirSync(dir).filter((f) => f.startsWith('journal-')).length <= 2,
     );
-    const files = readdirSync(dir);
-    expect(files.filter((f) => f.startsWith('journal-')).length).toBe(1);
     const { recovered } = await open(dir);
-    const snap = recovered.snapshot as { applied: number[] };
+    const snap = (recovered.snapshot?.applied ?? []) as number[];
+    expect(snap.length).toBeGreaterThan(0);
     // The snapshot plus the journal records after it give every record exactly once.
     const replayed = recovered.records.map((r) => (r as { event: { n: number } }).event.n);
-    expect([...snap.applied, ...replayed]).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
-    state = [];
+    expect([...snap, ...replayed]).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
   });
 
   it('writes a final snapshot at close, releases the lock, and keeps files private', async () => {
     const dir = join(tempDir('state-'), 'state');
     const { store } = await open(dir);
-    store.setExporter(() => ({ version: 1, boundaries: ['b'] }));
     store.record({ op: 'expire', at: 1 });
-    await store.close();
-    await store.close();
+    const final = { meta: { version: 1 }, entries: [{ k: 'boundaries', v: 'b' }] };
+    await store.close(final);
+    await store.close(final);
     expect(readdirSync(dir)).not.toContain('lock');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     for (const f of readdirSync(dir)) expect(statSync(join(dir, f)).mode & 0o777, f).toBe(0o600);
@@ -112,16 +126,28 @@ describe('PendingStore', () => {
     expect(recovered.records).toEqual([]);
   });
 
-  it('treats a damaged snapshot as unknown state, and says so', async () => {
+  it('treats a damaged or incomplete snapshot as unknown state, and says so', async () => {
     const dir = join(tempDir('state-'), 'state');
     const { store } = await open(dir);
-    store.setExporter(() => ({ version: 1 }));
-    await store.close();
+    await store.close({
+      meta: { version: 1 },
+      entries: [
+        { k: 'boundaries', v: 1 },
+        { k: 'boundaries', v: 2 },
+      ],
+    });
     const snap = join(dir, 'pending.snapshot.json');
-    writeFileSync(snap, readFileSync(snap, 'utf8').replace('"version":1', '"version":2'));
-    const { recovered } = await open(dir);
-    expect(recovered.snapshot).toBeUndefined();
-    expect(recovered.problems).toEqual([expect.stringMatching(/snapshot failed its checksum/)]);
+    const good = readFileSync(snap, 'utf8');
+    writeFileSync(snap, good.replace('"v":2', '"v":3'));
+    const damaged = await open(dir);
+    expect(damaged.recovered.snapshot).toBeUndefined();
+    expect(damaged.recovered.problems).toEqual([expect.stringMatching(/snapshot failed its checksum/)]);
+    await damaged.store.close();
+    // Cut before its trailer (a crash mid-write would leave the temp file, but a copy could do this).
+    writeFileSync(snap, good.split('\n').slice(0, 2).join('\n') + '\n');
+    const cut = await open(dir);
+    expect(cut.recovered.snapshot).toBeUndefined();
+    expect(cut.recovered.problems).toEqual([expect.stringMatching(/snapshot failed/)]);
   });
 
   it('refuses a directory locked by a live process, and takes over a dead one’s lock', async () => {
@@ -135,5 +161,59 @@ describe('PendingStore', () => {
     const { store } = await open(dir);
     expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(`${process.pid}\n`);
     await store.close();
+  });
+});
+
+describe('PendingStore on a full disk (a real 256 KiB tmpfs)', () => {
+  const mounts: string[] = [];
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close().catch(() => undefined);
+    for (const m of mounts.splice(0)) execFileSync('umount', [m]);
+  });
+
+  /** A tmpfs of `size` mounted on a new temp dir (the test runs as root, as CI does). */
+  function tmpfs(size: string): string {
+    const dir = tempDir('state-tmpfs-');
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir]);
+    } catch {
+      throw new Error('cannot mount a tmpfs for the full-disk test: run the tests as root (CI does)');
+    }
+    mounts.push(dir);
+    return dir;
+  }
+
+  /** Fills the file system until about `leave` bytes are free; returns the filler's path. */
+  function fill(dir: string, leave: number): string {
+    const path = join(dir, 'filler');
+    const { bavail, bsize } = statfsSync(dir);
+    writeFileSync(path, Buffer.alloc(Math.max(0, bavail * bsize - leave)));
+    return path;
+  }
+
+  it('never reports a record durable that the disk cut short, and recovers once space returns', async () => {
+    const root = tmpfs('256k');
+    const dir = join(root, 'state');
+    const { store } = await PendingStore.open({ dir, compactAfterBytes: 1 << 30, retryIntervalMs: 20 });
+    opened.push(store);
+    const first = store.record({ op: 'observe', at: 1, event: { n: 1 } });
+    await store.durable(first);
+    const filler = fill(root, 8192);
+    // 64 KiB does not fit in the 8 KiB left: the write is cut short, then fails.
+    const big = store.record({ op: 'observe', at: 2, event: { n: 2, pad: 'x'.repeat(65536) } });
+    await expect(store.durable(big)).rejects.toThrow(/cannot write the pending-state journal.*ENOSPC/);
+    expect(store.failure).toBeDefined();
+    // Still full: a later record is refused too, not reported durable.
+    const later = store.record({ op: 'expire', at: 3 });
+    await expect(store.durable(later)).rejects.toThrow(/ENOSPC/);
+    rmSync(filler);
+    await waitFor('the journal recovers', () => store.failure === undefined);
+    await store.durable(later);
+    // As after kill -9: every record is there once, in order, none torn.
+    const again = await PendingStore.open({ dir, compactAfterBytes: 1 << 30 });
+    opened.push(again.store);
+    expect(again.recovered.problems).toEqual([]);
+    expect(again.recovered.records.map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect((again.recovered.records[1] as { event: { pad: string } }).event.pad.length).toBe(65536);
   });
 });

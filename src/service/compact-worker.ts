@@ -1,0 +1,32 @@
+/**
+ * The background snapshot writer (a worker thread): rebuilds the pending state at sequence
+ * number `seq` from the state directory's files alone (snapshot + journal up to `seq`) into its
+ * own correlator, and writes it as the new snapshot. The service's event loop only switches the
+ * journal file, so no request waits on a snapshot, however many boundaries are pending.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Correlator } from '../correlate/correlator.js';
+import type { CorrelatorOptions } from '../correlate/types.js';
+import { correlatorSnapshot, rebuildCorrelator } from './rebuild.js';
+import { readState, writeSnapshot } from './state.js';
+
+/** What the service passes to the worker. */
+export interface CompactJob {
+  dir: string;
+  seq: number;
+  correlator: CorrelatorOptions;
+  nowMs: number;
+}
+
+async function run(job: CompactJob): Promise<void> {
+  const state = await readState(job.dir, { uptoSeq: job.seq });
+  const correlator = new Correlator(job.correlator);
+  rebuildCorrelator(correlator, state, job.nowMs);
+  await writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator));
+}
+
+run(workerData as CompactJob).then(
+  () => parentPort?.postMessage({ ok: true }),
+  (e: unknown) =>
+    parentPort?.postMessage({ ok: false, error: (e as NodeJS.ErrnoException).code ?? String(e) }),
+);
