@@ -518,9 +518,10 @@ async function readSnapshot(
       continue;
     }
     if (typeof doc.k !== 'string' || !('v' in doc)) return bad();
-    const list = (snapshot![doc.k] ??= []) as unknown[];
+    const list = snapshot![doc.k] ?? [];
     if (!Array.isArray(list)) return bad();
     list.push(doc.v);
+    snapshot![doc.k] = list;
     count++;
   }
   if (header === undefined || !ended || expected !== count) return bad();
