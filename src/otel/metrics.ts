@@ -38,8 +38,36 @@ import {
   METRIC_PENDING,
   METRIC_REOBSERVATION_DURATION,
   METRIC_SESSIONS,
+  KNOWN_RUNTIMES,
+  METRIC_MAX_CUSTOM_VALUES,
+  METRIC_VALUE_OTHER,
   METRIC_VALUE_UNKNOWN,
 } from './semconv.js';
+import { WELL_KNOWN_DECISIONS } from '../decision/names.js';
+
+/**
+ * A metric attribute whose values clients choose (runtime, decision names): the `known` values
+ * always pass, then the first `max` others seen, then {@link METRIC_VALUE_OTHER}. Bounded memory
+ * and bounded series, whatever the clients send.
+ */
+export class BoundedLabel {
+  private readonly _known: ReadonlySet<string>;
+  private readonly _seen = new Set<string>();
+  constructor(
+    known: readonly string[],
+    private readonly _max: number = METRIC_MAX_CUSTOM_VALUES,
+  ) {
+    this._known = new Set(known);
+  }
+
+  /** The value to record for `value`. */
+  value(value: string): string {
+    if (this._known.has(value) || this._seen.has(value)) return value;
+    if (this._seen.size >= this._max) return METRIC_VALUE_OTHER;
+    this._seen.add(value);
+    return value;
+  }
+}
 
 /**
  * Histogram buckets for the re-observation duration, in seconds: from a prompt in-process
@@ -80,6 +108,8 @@ export class ContinuityMetrics {
   private _instruments: Instruments | undefined;
   private readonly _source: ContinuityMetricsSource;
   private readonly _maxNeedsHuman: number;
+  private readonly _runtimes = new BoundedLabel([...KNOWN_RUNTIMES, METRIC_VALUE_UNKNOWN]);
+  private readonly _decisions = new BoundedLabel(['', ...WELL_KNOWN_DECISIONS]);
 
   /** Nothing is created here; see {@link ContinuityMetrics.ensure}. */
   constructor(source: ContinuityMetricsSource, options: ContinuityMetricsOptions = {}) {
@@ -121,18 +151,18 @@ export class ContinuityMetrics {
     i.boundaries.add(1, {
       [METRIC_ATTR_STATE]: c.state,
       [METRIC_ATTR_REASON]: c.reason,
-      [METRIC_ATTR_RUNTIME]: r.runtime ?? METRIC_VALUE_UNKNOWN,
+      [METRIC_ATTR_RUNTIME]: this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN),
       [METRIC_ATTR_TRIGGER]: r.trigger ?? METRIC_VALUE_UNKNOWN,
-      [METRIC_ATTR_PRIMARY_DECISION]: c.primaryDecision ?? '',
+      [METRIC_ATTR_PRIMARY_DECISION]: this._decisions.value(c.primaryDecision ?? ''),
     });
     if (r.reobservationSeconds !== null) {
       i.duration.record(r.reobservationSeconds, {
-        [METRIC_ATTR_RUNTIME]: r.runtime ?? METRIC_VALUE_UNKNOWN,
+        [METRIC_ATTR_RUNTIME]: this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN),
         [METRIC_ATTR_TRIGGER]: r.trigger ?? METRIC_VALUE_UNKNOWN,
       });
     }
     if (r.cause === 'evicted') {
-      i.evictions.add(1, { [METRIC_ATTR_RUNTIME]: r.runtime ?? METRIC_VALUE_UNKNOWN });
+      i.evictions.add(1, { [METRIC_ATTR_RUNTIME]: this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN) });
     }
   }
 
@@ -203,8 +233,8 @@ export class ContinuityMetrics {
               [METRIC_ATTR_BOUNDARY_ID]: n.boundaryId ?? '',
               [METRIC_ATTR_STATE]: n.state,
               [METRIC_ATTR_REASON]: n.reason,
-              [METRIC_ATTR_PRIMARY_DECISION]: n.primaryDecision ?? '',
-              [METRIC_ATTR_RUNTIME]: n.runtime ?? METRIC_VALUE_UNKNOWN,
+              [METRIC_ATTR_PRIMARY_DECISION]: this._decisions.value(n.primaryDecision ?? ''),
+              [METRIC_ATTR_RUNTIME]: this._runtimes.value(n.runtime ?? METRIC_VALUE_UNKNOWN),
             };
             // The values are strings built in a fixed key order: their JSON is a stable key.
             now.set(JSON.stringify(attrs), attrs);

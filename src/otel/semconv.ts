@@ -150,6 +150,17 @@ export const METRIC_NEEDS_HUMAN = 'continuity.needs_human' as const;
 export const METRIC_VALUE_UNKNOWN = 'unknown' as const;
 
 /**
+ * The value of the `continuity.runtime` and `continuity.primary_decision` metric attributes for a
+ * client-chosen name past the bound: the known runtimes and the well-known decision names always
+ * pass, and the first {@link METRIC_MAX_CUSTOM_VALUES} other names seen per attribute pass too;
+ * every later one is counted as `other`, so a client cannot grow the series without bound.
+ */
+export const METRIC_VALUE_OTHER = 'other' as const;
+
+/** Most client-chosen names per metric attribute before later ones become {@link METRIC_VALUE_OTHER}. */
+export const METRIC_MAX_CUSTOM_VALUES = 32;
+
+/**
  * Metric point attribute keys: the same keys as the span attributes for the same facts, so one
  * name finds a fact on a span (Tempo, Jaeger) and on a series (Prometheus: dots become `_`).
  */

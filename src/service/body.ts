@@ -1,10 +1,12 @@
 /**
- * Reading an OTLP/HTTP request body: content type, content encoding, the size limit before and
- * after decompression, and the request timeout. Each failure is a {@link BodyError} carrying the
- * HTTP status the OTLP/HTTP specification asks for and a message a client developer can act on.
+ * Reading an OTLP/HTTP request body: content type, content encoding (the Collector's set: gzip,
+ * zstd, deflate and zlib), the size limit before and after decompression, and the request timeout.
+ * Each failure is a {@link BodyError} carrying the HTTP status the OTLP/HTTP specification asks
+ * for and a message a client developer can act on.
  */
 import type { IncomingMessage } from 'node:http';
-import { gunzip } from 'node:zlib';
+import { gunzip, inflate } from 'node:zlib';
+import { Decompress } from 'fzstd';
 
 /** The OTLP/HTTP payload encodings. */
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -18,14 +20,17 @@ export const OTLP_CONTENT_TYPES = {
 /** A request body that cannot be used, with the status to answer. */
 export class BodyError extends Error {
   override readonly name = 'BodyError';
-  /** The HTTP status: 400, 408, 413 or 415. */
-  readonly status: 400 | 408 | 413 | 415;
+  /**
+   * The HTTP status: 400, 413, 415, or 503 for a body that did not arrive in time (retryable, as
+   * the OTLP/HTTP specification lists; 408 is not one a client retries).
+   */
+  readonly status: 400 | 413 | 415 | 503;
   /** A literal code for metrics and tests. */
   readonly code:
     | 'unsupported_media_type'
     | 'unsupported_encoding'
     | 'too_large'
-    | 'bad_gzip'
+    | 'bad_compression'
     | 'timeout'
     | 'aborted';
   constructor(status: BodyError['status'], code: BodyError['code'], message: string) {
@@ -50,16 +55,34 @@ export function encodingOf(contentType: string | undefined): OtlpEncoding {
   );
 }
 
-/** Whether the body is gzip-compressed, from `Content-Encoding`. Throws a 415 for other codings. */
-export function isGzip(contentEncoding: string | undefined): boolean {
+/** The request body codings accepted (`Content-Encoding`), as the Collector's HTTP receiver does. */
+export type BodyCoding = 'identity' | 'gzip' | 'zstd' | 'zlib';
+
+/**
+ * The body's coding from `Content-Encoding`: gzip, zstd, deflate and zlib (both the zlib format,
+ * as the Collector reads them), identity or none. Throws a 415 for other codings (snappy, lz4).
+ */
+export function codingOf(contentEncoding: string | undefined): BodyCoding {
   const coding = (contentEncoding ?? '').trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return false;
-  if (coding === 'gzip') return true;
-  throw new BodyError(
-    415,
-    'unsupported_encoding',
-    `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: send gzip or no Content-Encoding`,
-  );
+  switch (coding) {
+    case '':
+    case 'identity':
+      return 'identity';
+    case 'gzip':
+    case 'x-gzip':
+      return 'gzip';
+    case 'zstd':
+      return 'zstd';
+    case 'deflate':
+    case 'zlib':
+      return 'zlib';
+    default:
+      throw new BodyError(
+        415,
+        'unsupported_encoding',
+        `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: send gzip, zstd, deflate, zlib or no Content-Encoding`,
+      );
+  }
 }
 
 /** Limits on one body. */
@@ -108,7 +131,11 @@ export function readRawBody(req: IncomingMessage, limits: BodyLimits): Promise<B
     const timer = setTimeout(
       () =>
         finish(
-          new BodyError(408, 'timeout', `the request body did not arrive within ${limits.timeoutMs} ms`),
+          new BodyError(
+            503,
+            'timeout',
+            `the request body did not arrive within ${limits.timeoutMs} ms (server.requestTimeout); retry`,
+          ),
         ),
       limits.timeoutMs,
     );
@@ -119,23 +146,52 @@ export function readRawBody(req: IncomingMessage, limits: BodyLimits): Promise<B
   });
 }
 
-/** Decompresses a gzip body, refusing more than `maxBytes` of output (413) and bad data (400). */
-export function gunzipBody(body: Buffer, maxBytes: number): Promise<Buffer> {
+/** Decompresses a body, refusing more than `maxBytes` of output (413) and bad data (400). */
+export function decodeBody(body: Buffer, coding: BodyCoding, maxBytes: number): Promise<Buffer> {
+  if (coding === 'identity') return Promise.resolve(body);
+  if (coding === 'zstd') {
+    try {
+      return Promise.resolve(unzstd(body, maxBytes));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  const run = coding === 'gzip' ? gunzip : inflate;
   return new Promise((resolve, reject) => {
-    gunzip(body, { maxOutputLength: maxBytes }, (err, out) => {
+    run(body, { maxOutputLength: maxBytes }, (err, out) => {
       if (!err) return resolve(out);
       if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
         return reject(tooLarge(maxBytes, 'the decompressed body'));
       }
-      reject(
-        new BodyError(
-          400,
-          'bad_gzip',
-          `Content-Encoding is gzip but the body is not valid gzip (${(err as NodeJS.ErrnoException).code ?? err.message})`,
-        ),
-      );
+      reject(badCompression(coding, (err as NodeJS.ErrnoException).code ?? err.message));
     });
   });
+}
+
+function unzstd(body: Buffer, maxBytes: number): Buffer {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const overflow = new Error('too large');
+  const stream = new Decompress((chunk) => {
+    size += chunk.length;
+    if (size > maxBytes) throw overflow;
+    chunks.push(chunk);
+  });
+  try {
+    stream.push(body, true);
+  } catch (e) {
+    if (e === overflow) throw tooLarge(maxBytes, 'the decompressed body');
+    throw badCompression('zstd', 'corrupt data');
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function badCompression(coding: BodyCoding, detail: string): BodyError {
+  return new BodyError(
+    400,
+    'bad_compression',
+    `Content-Encoding is ${coding} but the body is not valid ${coding} (${detail})`,
+  );
 }
 
 function tooLarge(maxBytes: number, what: string): BodyError {

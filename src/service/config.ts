@@ -34,7 +34,7 @@ export const SERVICE_DEFAULTS = {
   /** Readiness: 200 once pending state is recovered and while the service accepts spans. */
   readyPath: '/readyz',
   /** Most bytes of one request body, before and after gzip decompression. */
-  maxRequestBytes: 8 * 1024 * 1024,
+  maxRequestBytes: 20 * 1024 * 1024,
   /** Longest string attribute value accepted on a span, in UTF-16 code units. */
   maxAttributeValueLength: 16 * 1024,
   /** Most attributes on one span. */
@@ -162,7 +162,7 @@ export const ServiceConfigSchema = z.strictObject({
       host: z.string({ error: 'expected a host name or address' }).min(1).default(SERVICE_DEFAULTS.host),
       /** Listen port. Default 4318; 0 picks a free port (printed on start). */
       port: Port.default(SERVICE_DEFAULTS.port),
-      /** Most bytes in one request body, before and after decompression (413 above). Default 8MiB. */
+      /** Most bytes in one request body, before and after decompression (413 above). Default 20MiB (the Collector's). */
       maxRequestBytes: ByteSize.prefault(SERVICE_DEFAULTS.maxRequestBytes),
       /** When set, `/v1/traces` requires `Authorization: Bearer <token>`. Default none. */
       bearerToken: z
@@ -171,7 +171,7 @@ export const ServiceConfigSchema = z.strictObject({
         .optional(),
       /** A file holding the bearer token (first line). Default none. */
       bearerTokenFile: z.string({ error: 'expected a file path' }).min(1).optional(),
-      /** A request whose body has not arrived within this time is answered 408. Default 30s. */
+      /** Headers and body must arrive within this time: slow headers close the connection, a slow body is answered 503 + Retry-After. Default 30s. */
       requestTimeout: Duration.prefault('30s'),
     })
     .prefault({}),
@@ -329,7 +329,18 @@ function readYamlFile(file: string): unknown {
       })),
     );
   }
-  const value: unknown = doc.toJS();
+  let value: unknown;
+  try {
+    // yaml refuses documents whose aliases expand past maxAliasCount (an "alias bomb").
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    throw new InputError(file, [
+      {
+        path: '(aliases)',
+        message: `invalid YAML: ${(e as Error).message.split('\n')[0]} (aliases may expand at most 100 times)`,
+      },
+    ]);
+  }
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new InputError(file, [
@@ -339,10 +350,19 @@ function readYamlFile(file: string): unknown {
   return value;
 }
 
-/** The default state directory for a service listening on `port`. */
-export function defaultStateDir(port: number, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The default state directory for a service listening on `port`: `serve-<port>`, so a restart on
+ * the same port finds its pending boundaries. With `port` 0 (a free port picked at start) no later
+ * instance could be the same one, so each instance gets its own `serve-ephemeral-<pid>`: two
+ * port-0 instances never share (or fight over) one directory.
+ */
+export function defaultStateDir(
+  port: number,
+  env: NodeJS.ProcessEnv = process.env,
+  pid: number = process.pid,
+): string {
   const base = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME! : join(homedir(), '.local', 'state');
-  return join(base, 'agent-continuity', `serve-${port}`);
+  return join(base, 'agent-continuity', port === 0 ? `serve-ephemeral-${pid}` : `serve-${port}`);
 }
 
 /** Reads the bearer token from the configuration (inline or file). Undefined when none is set. */

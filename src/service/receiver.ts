@@ -8,7 +8,7 @@
  * | some spans refused (limits, missing session key)   | 200, `partial_success`         |
  * | undecodable body, bad gzip, wrong field types      | 400                            |
  * | missing or wrong bearer token                      | 401                            |
- * | body did not arrive in `server.requestTimeout`     | 408                            |
+ * | body did not arrive in `server.requestTimeout`     | 503 + Retry-After (retryable)  |
  * | body over `server.maxRequestBytes` (raw or gunzipped) | 413                         |
  * | Content-Type / Content-Encoding not supported      | 415                            |
  * | forward queue full, downstream healthy             | 429 + Retry-After              |
@@ -17,7 +17,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decodeTraceRequest, OtlpError, type OtlpTraceRequest } from '../otlp/index.js';
-import { BodyError, encodingOf, gunzipBody, isGzip, type OtlpEncoding, readRawBody } from './body.js';
+import { BodyError, codingOf, decodeBody, encodingOf, type OtlpEncoding, readRawBody } from './body.js';
 import { sendError, sendSuccess } from './responses.js';
 
 /** A refusal decided by the service after decoding (queue full, state not durable, shutting down). */
@@ -96,7 +96,7 @@ export async function handleTraces(
       return;
     }
     encoding = encodingOf(req.headers['content-type']);
-    const gzip = isGzip(req.headers['content-encoding']);
+    const coding = codingOf(req.headers['content-encoding']);
     const early = target.admit();
     if (early) {
       req.resume();
@@ -105,7 +105,7 @@ export async function handleTraces(
     }
     const limits = { maxBytes: target.maxRequestBytes, timeoutMs: target.requestTimeoutMs };
     const raw = await readRawBody(req, limits);
-    const body = gzip ? await gunzipBody(raw, target.maxRequestBytes) : raw;
+    const body = await decodeBody(raw, coding, target.maxRequestBytes);
     if (encoding === 'protobuf' && (await target.ingestPlain(body))) {
       target.answered(200);
       sendSuccess(res, encoding);
@@ -126,10 +126,13 @@ export async function handleTraces(
     sendSuccess(res, encoding, partial);
   } catch (e) {
     if (e instanceof BodyError) {
-      // Drain what the client still sends, so it can read the answer; after a 413 or 408 close
+      // Drain what the client still sends, so it can read the answer; after a 413 or a timeout close
       // the connection rather than reading an unbounded or stalled body to its end.
       req.resume();
-      answer(e.status, e.message, { close: e.status === 413 || e.status === 408 });
+      answer(e.status, e.message, {
+        close: e.status === 413 || e.code === 'timeout',
+        ...(e.code === 'timeout' && { retryAfterSeconds: 1 }),
+      });
     } else if (e instanceof Refusal) {
       answer(e.status, e.message, { retryAfterSeconds: e.retryAfterSeconds });
     } else {

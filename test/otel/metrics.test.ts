@@ -13,11 +13,17 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NeedsHumanEntry, SessionSummaryEntry } from '../../src/correlate/types.js';
+import type { NeedsHumanEntry, Resolution, SessionSummaryEntry } from '../../src/correlate/types.js';
 import { activityAttributes, approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import { ContinuityMetrics } from '../../src/otel/metrics.js';
 import {
+  ACTIVITY_STATE_UNKNOWN,
   ATTR_CONTINUITY_STATE,
+  METRIC_ATTR_PRIMARY_DECISION,
+  METRIC_ATTR_RUNTIME,
+  METRIC_BOUNDARIES,
+  METRIC_MAX_CUSTOM_VALUES,
+  METRIC_VALUE_OTHER,
   METRIC_ATTR_ACTIVITY,
   METRIC_ATTR_SESSION_ID,
   METRIC_ATTR_STATE,
@@ -201,5 +207,50 @@ describe('ContinuityMetrics gauges under cumulative temporality', () => {
     expect(bySession((await h.points(METRIC_NEEDS_HUMAN)) as Array<DataPoint<number>>)).toEqual({
       's/conflicting': 0,
     });
+  });
+});
+
+describe('ContinuityMetrics labels clients choose', () => {
+  it('keeps known runtimes and well-known decisions, the first few custom names, and counts the rest as other', async () => {
+    const p = pipeline();
+    const metrics = new ContinuityMetrics(new Source(), { meterProvider: p.meterProvider });
+    const resolution = (runtime: string, primaryDecision: string): Resolution => ({
+      sessionId: 's',
+      boundaryId: null,
+      runtime,
+      trigger: 'auto',
+      classification: {
+        state: 'dropped',
+        action: 'pause_and_restore',
+        reason: 'absent_after_compaction',
+        primaryDecision,
+        decisions: {},
+      } as unknown as Resolution['classification'],
+      cause: 'post',
+      resolvedAtPost: true,
+      preSpan: null,
+      postSpan: null,
+      reobservationSeconds: null,
+      approvalCount: 0,
+      evidenceMissing: null,
+      activity: ACTIVITY_STATE_UNKNOWN,
+    });
+    metrics.record(resolution('claude-code', 'approval_boundary'));
+    for (let i = 0; i < 500; i++) metrics.record(resolution(`client-runtime-${i}`, `decision_${i}`));
+    metrics.record(resolution('codex-cli', 'scope'));
+    const points = await p.collect(METRIC_BOUNDARIES);
+    const runtimes = new Set(points.map((pt) => String(pt.attributes[METRIC_ATTR_RUNTIME])));
+    const decisions = new Set(points.map((pt) => String(pt.attributes[METRIC_ATTR_PRIMARY_DECISION])));
+    expect(runtimes.size).toBe(2 + METRIC_MAX_CUSTOM_VALUES + 1);
+    expect(runtimes).toContain('claude-code');
+    expect(runtimes).toContain('codex-cli');
+    expect(runtimes).toContain('client-runtime-0');
+    expect(runtimes).not.toContain(`client-runtime-${METRIC_MAX_CUSTOM_VALUES}`);
+    expect(runtimes).toContain(METRIC_VALUE_OTHER);
+    expect(decisions.size).toBe(2 + METRIC_MAX_CUSTOM_VALUES + 1);
+    expect(decisions).toContain('scope');
+    const other = points.filter((pt) => pt.attributes[METRIC_ATTR_RUNTIME] === METRIC_VALUE_OTHER);
+    expect(other.reduce((n, pt) => n + pt.value, 0)).toBe(500 - METRIC_MAX_CUSTOM_VALUES);
+    await p.close();
   });
 });

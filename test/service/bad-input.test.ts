@@ -166,7 +166,7 @@ function badCases(): BadCase[] {
   add(50, (i) => ({
     kind: 'unsupported content encoding',
     body: VALID_PB,
-    headers: { ...PB, 'content-encoding': i % 2 ? 'br' : 'deflate' },
+    headers: { ...PB, 'content-encoding': i % 2 ? 'br' : 'snappy' },
     status: 415,
     message: /unsupported Content-Encoding/,
   }));

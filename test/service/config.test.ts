@@ -39,7 +39,7 @@ describe('service configuration', () => {
   describe('defaults', () => {
     it('listens on 127.0.0.1:4318 with no file and no environment', () => {
       const c = loadServiceConfig({ env: {} });
-      expect(c.server).toMatchObject({ host: '127.0.0.1', port: 4318, maxRequestBytes: 8 * 1024 * 1024 });
+      expect(c.server).toMatchObject({ host: '127.0.0.1', port: 4318, maxRequestBytes: 20 * 1024 * 1024 });
       expect(c.server.host).toBe(SERVICE_DEFAULTS.host);
       expect(c.server.bearerToken).toBeUndefined();
       expect(c.downstream.endpoint).toBeUndefined();

@@ -2,7 +2,9 @@
  * The pure parts of `continuity serve`: retry timing, Retry-After, the span-bounded queue, content
  * negotiation, request inspection and enrichment, check spans, Prometheus unit suffixes.
  */
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { deflateSync, gzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Correlator } from '../../src/correlate/correlator.js';
 import { approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import {
@@ -21,7 +23,7 @@ import {
   recordToAttributes,
 } from '../../src/otlp/index.js';
 import type { OtlpSpan, OtlpTraceRequest } from '../../src/otlp/types.js';
-import { BodyError, encodingOf, isGzip } from '../../src/service/body.js';
+import { BodyError, codingOf, decodeBody, encodingOf } from '../../src/service/body.js';
 import {
   checkResourceSpans,
   enrichPostSpans,
@@ -31,6 +33,7 @@ import {
 import { parseRetryAfter, retryDelay } from '../../src/service/forwarder.js';
 import { withUnitSuffix } from '../../src/service/metrics.js';
 import { SpanQueue } from '../../src/service/queue.js';
+import { ensureSystemTools } from '../support/peers.js';
 import { expectedStates, loadSixCases } from './six-cases.js';
 
 const POLICY = { initialInterval: 1000, maxInterval: 30_000, maxElapsedTime: 300_000, multiplier: 2 };
@@ -89,10 +92,37 @@ describe('content negotiation', () => {
     expect(encodingOf('Application/JSON; charset=utf-8')).toBe('json');
     expect(() => encodingOf('text/plain')).toThrow(BodyError);
     expect(() => encodingOf(undefined)).toThrow(/unsupported Content-Type ""/);
-    expect(isGzip('gzip')).toBe(true);
-    expect(isGzip(undefined)).toBe(false);
-    expect(isGzip('identity')).toBe(false);
-    expect(() => isGzip('br')).toThrow(/unsupported Content-Encoding "br"/);
+    expect(codingOf('gzip')).toBe('gzip');
+    expect(codingOf(undefined)).toBe('identity');
+    expect(codingOf('identity')).toBe('identity');
+    expect(codingOf('ZSTD')).toBe('zstd');
+    expect(codingOf('deflate')).toBe('zlib');
+    expect(codingOf('zlib')).toBe('zlib');
+    expect(() => codingOf('br')).toThrow(/unsupported Content-Encoding "br"/);
+  });
+
+  describe('request body codings', () => {
+    beforeAll(() => ensureSystemTools([{ command: 'zstd', debianPackage: 'zstd' }]), 600_000);
+    const payload = Buffer.from(JSON.stringify({ resourceSpans: [] }).repeat(2000));
+
+    it('decodes zstd as the zstd program writes it, and gzip, deflate and zlib as node:zlib does', async () => {
+      const zst = execFileSync('zstd', ['-q', '-c', '-3'], { input: payload });
+      expect(await decodeBody(zst, 'zstd', 1 << 20)).toEqual(payload);
+      expect(await decodeBody(gzipSync(payload), 'gzip', 1 << 20)).toEqual(payload);
+      expect(await decodeBody(deflateSync(payload), 'zlib', 1 << 20)).toEqual(payload);
+    });
+
+    it('refuses a body that decompresses past the limit (413) and a corrupt one (400)', async () => {
+      const bomb = Buffer.alloc(8 << 20);
+      const zst = execFileSync('zstd', ['-q', '-c', '-19'], { input: bomb, maxBuffer: 64 << 20 });
+      await expect(decodeBody(zst, 'zstd', 1 << 20)).rejects.toMatchObject({ status: 413 });
+      await expect(decodeBody(gzipSync(bomb), 'gzip', 1 << 20)).rejects.toMatchObject({ status: 413 });
+      await expect(decodeBody(Buffer.from('not zstd at all'), 'zstd', 1 << 20)).rejects.toMatchObject({
+        status: 400,
+        code: 'bad_compression',
+      });
+      await expect(decodeBody(Buffer.from('nope'), 'zlib', 1 << 20)).rejects.toMatchObject({ status: 400 });
+    });
   });
 });
 
