@@ -21,8 +21,10 @@ import {
   type ObservableResult,
 } from '@opentelemetry/api';
 import type { NeedsHumanEntry, Resolution, SessionSummaryEntry } from '../correlate/types.js';
+import { WELL_KNOWN_DECISIONS } from '../decision/names.js';
 import {
   INSTRUMENTATION_SCOPE,
+  KNOWN_RUNTIMES,
   METRIC_ATTR_ACTIVITY,
   METRIC_ATTR_BOUNDARY_ID,
   METRIC_ATTR_PRIMARY_DECISION,
@@ -34,16 +36,14 @@ import {
   METRIC_BOUNDARIES,
   METRIC_DEFINITIONS,
   METRIC_EVICTIONS,
+  METRIC_MAX_CUSTOM_VALUES,
   METRIC_NEEDS_HUMAN,
   METRIC_PENDING,
   METRIC_REOBSERVATION_DURATION,
   METRIC_SESSIONS,
-  KNOWN_RUNTIMES,
-  METRIC_MAX_CUSTOM_VALUES,
   METRIC_VALUE_OTHER,
   METRIC_VALUE_UNKNOWN,
 } from './semconv.js';
-import { WELL_KNOWN_DECISIONS } from '../decision/names.js';
 
 /**
  * A metric attribute whose values clients choose (runtime, decision names): the `known` values

@@ -10,6 +10,7 @@ import type {
   OtlpFormat,
   OtlpMetricsRequest,
   OtlpMetricsResponse,
+  OtlpSpan,
   OtlpTraceRequest,
   OtlpTraceResponse,
 } from './types.js';
@@ -22,6 +23,23 @@ function checkFormat(format: unknown): asserts format is OtlpFormat {
   }
 }
 
+/** A JSON string, or a number token (whole, so a fraction or exponent is never split). */
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+/** An integer too long to be exact as a double (2^53 has 16 digits). */
+const LONG_INTEGER = /^-?\d{16,}$/;
+
+/**
+ * Quotes integer literals of 16 digits or more, so `JSON.parse` keeps them exact: the codec reads
+ * a 64-bit field from a decimal string as readily as from a number (the proto3 JSON mapping
+ * allows both). Strings are matched whole and left alone.
+ */
+function exactIntegers(text: string): string {
+  if (!/\d{16}/.test(text)) return text;
+  return text.replace(JSON_TOKEN, (token) =>
+    token.charCodeAt(0) !== 34 /* " */ && LONG_INTEGER.test(token) ? `"${token}"` : token,
+  );
+}
+
 function parseJson(body: Uint8Array | string, message: string): unknown {
   let text: string;
   try {
@@ -30,7 +48,7 @@ function parseJson(body: Uint8Array | string, message: string): unknown {
     throw new OtlpError('invalid_json', '', `${message}: expected UTF-8 JSON text`);
   }
   try {
-    return JSON.parse(text);
+    return JSON.parse(exactIntegers(text));
   } catch (err) {
     // Only the position: V8's message quotes a fragment of the body, which may hold a payload.
     const at = /position (\d+)/.exec(String((err as Error).message))?.[1];
@@ -124,6 +142,16 @@ export function encodeTraceResponse(response: OtlpTraceResponse, format: 'json')
 export function encodeTraceResponse(response: OtlpTraceResponse, format: OtlpFormat): Uint8Array | string;
 export function encodeTraceResponse(response: OtlpTraceResponse, format: OtlpFormat): Uint8Array | string {
   return encode(SCHEMAS.traceResponse, response, format);
+}
+
+/** Decodes one protobuf `Span` message (its bytes inside a request). @throws {OtlpError} */
+export function decodeSpan(body: Uint8Array): OtlpSpan {
+  return decode(SCHEMAS.span, body, 'protobuf') as OtlpSpan;
+}
+
+/** Encodes one `Span` message in protobuf (to splice into a request). @throws {OtlpError} */
+export function encodeSpan(span: OtlpSpan): Uint8Array {
+  return encode(SCHEMAS.span, span, 'protobuf') as Uint8Array;
 }
 
 /** Decodes an ExportMetricsServiceRequest body; same rules as {@link decodeTraceRequest}. @throws {OtlpError} */

@@ -12,10 +12,12 @@ export {
 export {
   decodeMetricsRequest,
   decodeMetricsResponse,
+  decodeSpan,
   decodeTraceRequest,
   decodeTraceResponse,
   encodeMetricsRequest,
   encodeMetricsResponse,
+  encodeSpan,
   encodeTraceRequest,
   encodeTraceResponse,
 } from './codec.js';

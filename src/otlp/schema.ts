@@ -61,14 +61,15 @@ export interface MessagePlan {
 
 /** Id fields: OTLP/JSON writes these bytes fields as hex, not base64. */
 const ID_FIELDS: Readonly<Record<string, Readonly<Record<string, { bytes: number; required: boolean }>>>> = {
+  // Empty ids are read as empty, not refused: the Collector passes them, and so does the service.
   'opentelemetry.proto.trace.v1.Span': {
-    traceId: { bytes: 16, required: true },
-    spanId: { bytes: 8, required: true },
+    traceId: { bytes: 16, required: false },
+    spanId: { bytes: 8, required: false },
     parentSpanId: { bytes: 8, required: false },
   },
   'opentelemetry.proto.trace.v1.Span.Link': {
-    traceId: { bytes: 16, required: true },
-    spanId: { bytes: 8, required: true },
+    traceId: { bytes: 16, required: false },
+    spanId: { bytes: 8, required: false },
   },
   'opentelemetry.proto.metrics.v1.Exemplar': {
     traceId: { bytes: 16, required: false },
@@ -194,8 +195,9 @@ function schemaOf(name: string): OtlpMessageSchema {
   return { type: otlpRoot.lookupType(name), plan: plans.get(name)! };
 }
 
-/** The four top-level messages. */
+/** The four top-level messages, and the span (decoded on its own by the service's splice path). */
 export const SCHEMAS = {
+  span: schemaOf('opentelemetry.proto.trace.v1.Span'),
   traceRequest: schemaOf(OTLP_MESSAGES.traceRequest),
   traceResponse: schemaOf(OTLP_MESSAGES.traceResponse),
   metricsRequest: schemaOf(OTLP_MESSAGES.metricsRequest),

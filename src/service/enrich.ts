@@ -104,85 +104,111 @@ function hasSessionKey(attributes: readonly OtlpKeyValue[]): boolean {
   return false;
 }
 
+/** What {@link inspectSpans} makes of one span. */
+export interface SpanToInspect {
+  /** The span's path in the request, for messages (`resourceSpans[0].scopeSpans[1].spans[4]`). */
+  path: string;
+  span: OtlpSpan;
+}
+
+/** The result of {@link inspectSpans}. */
+export interface SpansInspection {
+  /** Indexes (into the input) of the spans refused. */
+  rejected: Set<number>;
+  rejectedByReason: Map<string, number>;
+  messages: string[];
+  /** Compaction events in input order, with the input index of their span. */
+  events: Array<FoundEvent & { index: number }>;
+}
+
+/** A span reference for the correlator, only when both ids are well-formed (empty ids pass the wire). */
+function spanRef(span: OtlpSpan): { traceId: string; spanId: string } | undefined {
+  return span.traceId.length === 32 && span.spanId.length === 16
+    ? { traceId: span.traceId, spanId: span.spanId }
+    : undefined;
+}
+
 /**
- * Walks every span once: spans over the limits, and compaction spans with no usable session key
- * (`session.id` or `gen_ai.conversation.id`), are rejected; compaction spans are read into events.
- * Ordinary spans cost one name check and the limit scan.
+ * Reads compaction spans with the attribute codec, and refuses the ones the service cannot use:
+ * over the limits (which apply to compaction spans only: the service parses their attributes),
+ * or without a usable session key. Ordinary spans are never refused.
  */
-export function inspectRequest(request: OtlpTraceRequest, limits: SpanLimits): Inspection {
+export function inspectSpans(items: readonly SpanToInspect[], limits: SpanLimits): SpansInspection {
+  const rejected = new Set<number>();
   const rejectedByReason = new Map<string, number>();
   const messages: string[] = [];
-  const events: FoundEvent[] = [];
-  let accepted = 0;
-  let anyRejected = false;
-  const reject = (path: string, span: OtlpSpan, reason: string, why: string) => {
-    anyRejected = true;
+  const events: SpansInspection['events'] = [];
+  const reject = (index: number, reason: string, why: string) => {
+    rejected.add(index);
     rejectedByReason.set(reason, (rejectedByReason.get(reason) ?? 0) + 1);
     if (messages.length < MAX_MESSAGES) {
+      const { path, span } = items[index]!;
       messages.push(`${path} (${JSON.stringify(span.name.slice(0, 100))}): ${why}`);
     }
   };
-  const keep: boolean[][][] = [];
+  items.forEach(({ span }, index) => {
+    if (!isCompactionSpanName(span.name)) return;
+    const problem = limitProblem(span.attributes, limits);
+    if (problem !== undefined) {
+      reject(index, SERVICE_REJECT_REASONS.attributeLimit, problem);
+      return;
+    }
+    const event = readCompactionSpan(
+      span.name,
+      attributesToRecord(span.attributes),
+      span.startTimeUnixNano,
+      spanRef(span),
+    );
+    if (event !== undefined) events.push({ event, span, index });
+    else if (!hasSessionKey(span.attributes)) {
+      reject(
+        index,
+        SERVICE_REJECT_REASONS.missingSessionKey,
+        `a compaction span needs a session key: set ${ATTR_SESSION_ID} (or ${ATTR_GEN_AI_CONVERSATION_ID}) to an opaque id`,
+      );
+    }
+  });
+  return { rejected, rejectedByReason, messages, events };
+}
+
+/**
+ * Walks every span of a decoded request once: compaction spans are read into events (and refused
+ * when unusable, see {@link inspectSpans}); ordinary spans cost one name check.
+ */
+export function inspectRequest(request: OtlpTraceRequest, limits: SpanLimits): Inspection {
+  const items: SpanToInspect[] = [];
   request.resourceSpans.forEach((rs, r) => {
-    const keepR: boolean[][] = [];
-    keep.push(keepR);
     rs.scopeSpans.forEach((ss, s) => {
-      const keepS: boolean[] = [];
-      keepR.push(keepS);
       ss.spans.forEach((span, i) => {
-        const path = `resourceSpans[${r}].scopeSpans[${s}].spans[${i}]`;
-        const problem = limitProblem(span.attributes, limits);
-        if (problem !== undefined) {
-          reject(path, span, SERVICE_REJECT_REASONS.attributeLimit, problem);
-          keepS.push(false);
-          return;
-        }
-        if (isCompactionSpanName(span.name)) {
-          const event = readCompactionSpan(
-            span.name,
-            attributesToRecord(span.attributes),
-            span.startTimeUnixNano,
-            {
-              traceId: span.traceId,
-              spanId: span.spanId,
-            },
-          );
-          if (event !== undefined) events.push({ event, span });
-          else if (!hasSessionKey(span.attributes)) {
-            reject(
-              path,
-              span,
-              SERVICE_REJECT_REASONS.missingSessionKey,
-              `a compaction span needs a session key: set ${ATTR_SESSION_ID} (or ${ATTR_GEN_AI_CONVERSATION_ID}) to an opaque id`,
-            );
-            keepS.push(false);
-            return;
-          }
-        }
-        accepted++;
-        keepS.push(true);
+        items.push({ path: `resourceSpans[${r}].scopeSpans[${s}].spans[${i}]`, span });
       });
     });
   });
-  if (!anyRejected) return { request, accepted, rejectedByReason, messages, events };
+  const found = inspectSpans(items, limits);
+  const accepted = items.length - found.rejected.size;
+  const base = {
+    accepted,
+    rejectedByReason: found.rejectedByReason,
+    messages: found.messages,
+    events: found.events.map(({ event, span }) => ({ event, span })),
+  };
+  if (found.rejected.size === 0) return { request, ...base };
   // Rebuild only the lists that lost a span; the rest is shared with the decoded request.
+  const refused = new Set([...found.rejected].map((i) => items[i]!.span));
   const filtered: OtlpTraceRequest = {
-    resourceSpans: request.resourceSpans.map((rs, r) => ({
+    resourceSpans: request.resourceSpans.map((rs) => ({
       ...rs,
-      scopeSpans: rs.scopeSpans.map((ss, s) => ({
-        ...ss,
-        spans: ss.spans.filter((_, i) => keep[r]![s]![i]),
-      })),
+      scopeSpans: rs.scopeSpans.map((ss) => ({ ...ss, spans: ss.spans.filter((sp) => !refused.has(sp)) })),
     })),
   };
-  return { request: filtered, accepted, rejectedByReason, messages, events };
+  return { request: filtered, ...base };
 }
 
 /**
  * The partial-success message for an inspection with rejected spans: how many, why, and the
  * first few span paths (never an attribute value).
  */
-export function rejectionMessage(inspection: Inspection): string {
+export function rejectionMessage(inspection: Pick<Inspection, 'rejectedByReason' | 'messages'>): string {
   const total = [...inspection.rejectedByReason.values()].reduce((a, b) => a + b, 0);
   const reasons = [...inspection.rejectedByReason.entries()].map(([r, n]) => `${n} ${r}`).join(', ');
   const more = total > inspection.messages.length ? `; and ${total - inspection.messages.length} more` : '';
@@ -192,11 +218,12 @@ export function rejectionMessage(inspection: Inspection): string {
 /**
  * Writes each resolution onto its post span when that span is in `events` (the post observed in
  * this request): the continuity attributes and a link to the pre span. Returns the resolutions
- * that still need a `continuity.check` span.
+ * that still need a `continuity.check` span; adds the spans it changed to `enriched`.
  */
 export function enrichPostSpans(
   events: readonly FoundEvent[],
   resolutions: readonly Resolution[],
+  enriched?: Set<OtlpSpan>,
 ): Resolution[] {
   const rest: Resolution[] = [];
   for (const r of resolutions) {
@@ -206,6 +233,7 @@ export function enrichPostSpans(
       rest.push(r);
       continue;
     }
+    enriched?.add(post);
     post.attributes = upsertAttributes(
       post.attributes,
       classificationAttributes(r.classification, r.activity),

@@ -32,6 +32,17 @@ export class Refusal extends Error {
   }
 }
 
+/** A protobuf body that is not a valid ExportTraceServiceRequest (answered 400). */
+export class MalformedRequest extends Error {
+  override readonly name = 'MalformedRequest';
+}
+
+/** A partial success to report: how many spans were refused, and why (never a value). */
+export interface PartialSuccess {
+  rejectedSpans: number;
+  errorMessage: string;
+}
+
 /** What the receiver needs from the service. */
 export interface ReceiverTarget {
   /** Body limits. */
@@ -42,10 +53,11 @@ export interface ReceiverTarget {
   /** A refusal to give before reading the body (shutting down, queue already full), or undefined. */
   admit(): Refusal | undefined;
   /**
-   * The fast path for a protobuf body: resolves true when the request held only ordinary spans
-   * and was queued as is (see `prefilter.ts`), false when it needs decoding. Throws {@link Refusal}.
+   * A protobuf body: resolves with the partial success to report (or undefined) once its
+   * compaction events are durable and its spans queued, or `decode` when it needs the decoded
+   * request. Throws {@link Refusal} or {@link MalformedRequest}.
    */
-  ingestPlain(body: Buffer): Promise<boolean>;
+  ingestProtobuf(body: Buffer): Promise<PartialSuccess | undefined | 'decode'>;
   /**
    * Processes a decoded request. Resolves with the partial success to report (or undefined), once
    * the request's compaction events are durable and its spans are queued. Throws {@link Refusal}.
@@ -54,7 +66,7 @@ export interface ReceiverTarget {
     request: OtlpTraceRequest,
     encoding: OtlpEncoding,
     body: Buffer,
-  ): Promise<{ rejectedSpans: number; errorMessage: string } | undefined>;
+  ): Promise<PartialSuccess | undefined>;
   /** Counts one answered request by status. */
   answered(status: number): void;
 }
@@ -106,10 +118,20 @@ export async function handleTraces(
     const limits = { maxBytes: target.maxRequestBytes, timeoutMs: target.requestTimeoutMs };
     const raw = await readRawBody(req, limits);
     const body = await decodeBody(raw, coding, target.maxRequestBytes);
-    if (encoding === 'protobuf' && (await target.ingestPlain(body))) {
-      target.answered(200);
-      sendSuccess(res, encoding);
-      return;
+    if (encoding === 'protobuf') {
+      let result: PartialSuccess | undefined | 'decode';
+      try {
+        result = await target.ingestProtobuf(body);
+      } catch (e) {
+        if (!(e instanceof MalformedRequest)) throw e;
+        answer(400, `cannot decode the ExportTraceServiceRequest (protobuf): ${e.message}`);
+        return;
+      }
+      if (result !== 'decode') {
+        target.answered(200);
+        sendSuccess(res, encoding, result);
+        return;
+      }
     }
     let request: OtlpTraceRequest;
     try {

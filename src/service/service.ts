@@ -19,9 +19,12 @@ import type { CorrelatorOptions, Resolution } from '../correlate/types.js';
 import { ContinuityMetrics } from '../otel/metrics.js';
 import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
 import {
+  decodeSpan,
   decodeTraceResponse,
+  encodeSpan,
   encodeTraceRequest,
   type OtlpResourceSpans,
+  type OtlpSpan,
   type OtlpTraceRequest,
 } from '../otlp/index.js';
 import { type ContinuityPage, continuityPageFromConfig } from '../ui/page.js';
@@ -33,16 +36,31 @@ import {
   SERVICE_DEFAULTS,
   type ServiceConfig,
 } from './config.js';
-import { checkResourceSpans, enrichPostSpans, inspectRequest, rejectionMessage } from './enrich.js';
+import {
+  checkResourceSpans,
+  enrichPostSpans,
+  type FoundEvent,
+  inspectRequest,
+  inspectSpans,
+  rejectionMessage,
+} from './enrich.js';
 import { Forwarder } from './forwarder.js';
 import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
-import { scanTraceRequest } from './prefilter.js';
 import { type QueueItem, SpanQueue } from './queue.js';
 import { correlatorSnapshot, rebuildCorrelator } from './rebuild.js';
-import { handleTraces, hashToken, type ReceiverTarget, Refusal, tokenMatches } from './receiver.js';
+import {
+  handleTraces,
+  hashToken,
+  MalformedRequest,
+  type PartialSuccess,
+  type ReceiverTarget,
+  Refusal,
+  tokenMatches,
+} from './receiver.js';
 import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
+import { type SpanSite, splice, walkTraceRequest } from './splice.js';
 import { PendingStore } from './state.js';
 
 /** Records the continuity metrics for resolved boundaries (boundaries, reobservation, ...). */
@@ -238,7 +256,7 @@ export class ContinuityService {
       requestTimeoutMs: config.server.requestTimeout,
       tokenHash,
       admit: () => service._admit(0),
-      ingestPlain: (body) => service._ingestPlain(body),
+      ingestProtobuf: (body) => service._ingestProtobuf(body),
       ingest: (request, encoding, body) => service._ingest(request, encoding, body),
       answered: (status) => metrics.request(status),
     };
@@ -400,52 +418,99 @@ export class ContinuityService {
     return undefined;
   }
 
-  /** The fast path: a protobuf request of ordinary spans only is queued byte for byte. */
-  private async _ingestPlain(body: Buffer): Promise<boolean> {
+  /**
+   * A protobuf request: one walk over its bytes; without compaction spans it is queued as it
+   * came, with some only they are decoded, and the changed ones are spliced back in (see
+   * `splice.ts`). Resolves `decode` when the downstream needs the decoded request (JSON).
+   * Throws {@link Refusal}, or {@link MalformedRequest} for a body that is not a valid request.
+   */
+  private async _ingestProtobuf(body: Buffer): Promise<PartialSuccess | undefined | 'decode'> {
     // A JSON downstream needs the decoded request anyway.
-    if (this._downstreamEncoding !== 'protobuf') return false;
-    const scan = scanTraceRequest(body, this._config.limits);
-    if (scan.path !== 'plain') return false;
-    if (scan.spans === 0) return true;
-    const refusal = this._admit(scan.spans);
-    if (refusal || !this._queue.reserve(scan.spans)) {
-      throw refusal ?? new Refusal(429, 'the forward queue is full; retry later', RETRY_AFTER_BUSY_S);
+    if (this._downstreamEncoding !== 'protobuf') return 'decode';
+    const walked = walkTraceRequest(body);
+    if (!walked.ok) throw new MalformedRequest(walked.error);
+    if (walked.compaction.length === 0) {
+      if (walked.spans === 0) return undefined;
+      this._reserve(walked.spans);
+      try {
+        this._metrics.received(walked.spans);
+        this._queue.push({ spans: walked.spans, protobuf: body });
+        this._forwarder.pump();
+      } finally {
+        this._queue.release(walked.spans);
+      }
+      return undefined;
     }
-    try {
-      this._metrics.received(scan.spans);
-      this._queue.push({ spans: scan.spans, protobuf: body });
-      this._forwarder.pump();
-    } finally {
-      this._queue.release(scan.spans);
-    }
-    return true;
+    const items = walked.compaction.map((site) => {
+      let span: OtlpSpan;
+      try {
+        span = decodeSpan(body.subarray(site.start, site.end));
+      } catch (e) {
+        throw new MalformedRequest(`${sitePath(site)}: ${(e as Error).message}`);
+      }
+      return { path: sitePath(site), span };
+    });
+    const inspection = inspectSpans(items, this._config.limits);
+    const accepted = walked.spans - inspection.rejected.size;
+    const events = inspection.events.map(({ event, span }) => ({ event, span }));
+    return this._apply(accepted, events, inspection, (resolutions, checks) => {
+      const enriched = new Set<OtlpSpan>();
+      const needChecks = enrichPostSpans(events, resolutions, enriched);
+      const replace = new Map<SpanSite, Uint8Array | null>();
+      for (const i of inspection.rejected) replace.set(walked.compaction[i]!, null);
+      items.forEach(({ span }, i) => {
+        if (enriched.has(span)) replace.set(walked.compaction[i]!, encodeSpan(span));
+      });
+      const spliced = splice(body, walked, replace);
+      const extra = checks(needChecks);
+      return {
+        spans: accepted + needChecks.length,
+        item: {
+          spans: accepted + needChecks.length,
+          protobuf: extra
+            ? Buffer.concat([spliced, encodeTraceRequest({ resourceSpans: [extra] }, 'protobuf')])
+            : spliced,
+        },
+      };
+    });
   }
 
-  private async _ingest(
-    decoded: OtlpTraceRequest,
-    encoding: OtlpEncoding,
-    body: Buffer,
-  ): Promise<{ rejectedSpans: number; errorMessage: string } | undefined> {
-    const inspection = inspectRequest(decoded, this._config.limits);
-    // Room for every accepted span and one check span per event, at most.
-    const room = inspection.accepted + inspection.events.length;
-    const refusal = this._admit(room);
-    if (refusal || !this._queue.reserve(room)) {
+  /** Reserves queue room for `spans`, or throws the refusal to answer. */
+  private _reserve(spans: number): void {
+    const refusal = this._admit(spans);
+    if (refusal || !this._queue.reserve(spans)) {
       throw refusal ?? new Refusal(429, 'the forward queue is full; retry later', RETRY_AFTER_BUSY_S);
     }
+  }
+
+  /**
+   * The common steps of a request with compaction events: reserve room, correlate, journal, build
+   * the queue item (`build`, given the resolutions and a check-span builder), wait for the journal,
+   * count, queue. Returns the partial success to report.
+   */
+  private async _apply(
+    accepted: number,
+    events: FoundEvent[],
+    refused: { rejectedByReason: Map<string, number>; messages: string[] },
+    build: (
+      resolutions: Resolution[],
+      checks: (r: Resolution[]) => OtlpResourceSpans | undefined,
+    ) => { spans: number; item: QueueItem | undefined },
+  ): Promise<PartialSuccess | undefined> {
+    // Room for every accepted span and one check span per event, at most.
+    const room = accepted + events.length;
+    this._reserve(room);
     try {
       const nowMs = Date.now();
       const resolutions: Resolution[] = [];
       let lastSeq = 0;
-      for (const found of inspection.events) {
+      for (const found of events) {
         resolutions.push(...this._correlator.observe(found.event, nowMs));
         lastSeq = this._store.record({ op: 'observe', at: nowMs, event: found.event });
       }
       this._continuity?.record(resolutions);
-      if (inspection.events.length > 0) this._page?.observed(resolutions, nowMs);
-      const needChecks = enrichPostSpans(inspection.events, resolutions);
-      const enriched = resolutions.length - needChecks.length;
-      const checks = checkResourceSpans(needChecks, nowMs, this._checkSource);
+      if (events.length > 0) this._page?.observed(resolutions, nowMs);
+      const { spans, item } = build(resolutions, (r) => checkResourceSpans(r, nowMs, this._checkSource));
       if (lastSeq > 0) {
         try {
           await this._store.durable(lastSeq);
@@ -458,28 +523,47 @@ export class ContinuityService {
           );
         }
       }
-      const rejected = [...inspection.rejectedByReason.values()].reduce((a, b) => a + b, 0);
-      for (const [reason, n] of inspection.rejectedByReason) this._metrics.rejected(n, reason);
-      this._metrics.received(inspection.accepted);
-      const unchanged = rejected === 0 && enriched === 0 && checks === undefined;
-      const extra = checks ? [checks] : [];
-      const spans = inspection.accepted + needChecks.length;
-      if (spans > 0) {
-        this._queue.push(
-          this._item(
-            inspection.request,
-            spans,
-            extra,
-            unchanged && encoding === this._downstreamEncoding ? body : undefined,
-          ),
-        );
+      const rejected = [...refused.rejectedByReason.values()].reduce((a, b) => a + b, 0);
+      for (const [reason, n] of refused.rejectedByReason) this._metrics.rejected(n, reason);
+      this._metrics.received(accepted);
+      if (spans > 0 && item) {
+        this._queue.push(item);
         this._forwarder.pump();
       }
       if (rejected === 0) return undefined;
-      return { rejectedSpans: rejected, errorMessage: rejectionMessage(inspection) };
+      return { rejectedSpans: rejected, errorMessage: rejectionMessage(refused) };
     } finally {
       this._queue.release(room);
     }
+  }
+
+  /** A decoded request (JSON, or protobuf for a JSON downstream). */
+  private async _ingest(
+    decoded: OtlpTraceRequest,
+    encoding: OtlpEncoding,
+    body: Buffer,
+  ): Promise<PartialSuccess | undefined> {
+    const inspection = inspectRequest(decoded, this._config.limits);
+    return this._apply(inspection.accepted, inspection.events, inspection, (resolutions, checks) => {
+      const needChecks = enrichPostSpans(inspection.events, resolutions);
+      const enriched = resolutions.length - needChecks.length;
+      const extra = checks(needChecks);
+      const rejected = inspection.rejectedByReason.size > 0;
+      const unchanged = !rejected && enriched === 0 && extra === undefined;
+      const spans = inspection.accepted + needChecks.length;
+      return {
+        spans,
+        item:
+          spans > 0
+            ? this._item(
+                inspection.request,
+                spans,
+                extra ? [extra] : [],
+                unchanged && encoding === this._downstreamEncoding ? body : undefined,
+              )
+            : undefined,
+      };
+    });
   }
 
   /** A queue item in the downstream's encoding; an unchanged body is forwarded byte for byte. */
@@ -591,6 +675,11 @@ function urlOf(server: Server): string {
   const a = server.address() as AddressInfo;
   const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
   return `http://${host}:${a.port}`;
+}
+
+/** The path of a compaction span in its request, for messages. */
+function sitePath(site: SpanSite): string {
+  return `resourceSpans[${site.resource}].scopeSpans[${site.scope}].spans[${site.index}]`;
 }
 
 /** Waits for `p`, at most `ms`. */

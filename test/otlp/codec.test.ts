@@ -250,13 +250,18 @@ describe('OTLP codec', () => {
       );
     });
 
-    it('reports a missing span id, a wrong type and two oneof members', () => {
+    it('reads a missing span id as empty (as the Collector does), reports a short one, a wrong type and two oneof members', () => {
       const missing = request(1) as {
         resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[];
       };
       delete missing.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.spanId;
+      expect(
+        decodeTraceRequest(JSON.stringify(missing), 'json').resourceSpans[0]!.scopeSpans[0]!.spans[0]!.spanId,
+      ).toBe('');
+      const short = request(1) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+      short.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.spanId = 'abcd';
       expectOtlpError(
-        () => decodeTraceRequest(JSON.stringify(missing), 'json'),
+        () => decodeTraceRequest(JSON.stringify(short), 'json'),
         'invalid_field',
         'resourceSpans[0].scopeSpans[0].spans[0].spanId: expected 16 hex characters',
       );
@@ -466,3 +471,18 @@ function varint(n: number): number[] {
   out.push(v);
   return out;
 }
+
+describe('JSON integers', () => {
+  it('keeps 64-bit integers above 2^53 exact, whether sent as numbers or strings', () => {
+    const body = `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"${'1'.repeat(32)}","spanId":"${'2'.repeat(16)}","name":"n 12345678901234567890","kind":1,"startTimeUnixNano":1764500000000000001,"endTimeUnixNano":"1764500000000000003","attributes":[{"key":"big","value":{"intValue":9007199254740993}},{"key":"neg","value":{"intValue":-9223372036854775808}},{"key":"d","value":{"doubleValue":1.2345678901234567e3}}]}]}]}]}`;
+    const span = decodeTraceRequest(body, 'json').resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    expect(span.startTimeUnixNano).toBe('1764500000000000001');
+    expect(span.endTimeUnixNano).toBe('1764500000000000003');
+    expect(span.name).toBe('n 12345678901234567890');
+    expect(span.attributes.map((a) => a.value?.intValue ?? a.value?.doubleValue)).toEqual([
+      '9007199254740993',
+      '-9223372036854775808',
+      1234.5678901234567,
+    ]);
+  });
+});

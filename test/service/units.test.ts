@@ -189,17 +189,24 @@ describe('inspectRequest', () => {
     expect(r.rejectedByReason.size).toBe(0);
   });
 
-  it('removes and names spans over the limits and compaction spans without a session key', () => {
+  it('keeps ordinary spans of any size; removes and names compaction spans over the limits or without a session key', () => {
+    const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 1]));
     const req = requestOf([
       span('ok', 1, {}),
       span('long', 2, { big: 'x'.repeat(101) }),
-      span('many', 3, Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 1]))),
+      span('many', 3, many),
       span(SPAN_COMPACTION_PRE, 4, { 'continuity.compaction.trigger': 'auto' }),
+      span(SPAN_COMPACTION_PRE, 5, { 'session.id': 's1', big: 'x'.repeat(101) }),
+      span(SPAN_COMPACTION_POST, 6, { 'session.id': 's1', ...many }),
     ]);
     const r = inspectRequest(req, limits);
-    expect(r.accepted).toBe(1);
-    expect(r.request.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name)).toEqual(['ok']);
-    expect(req.resourceSpans[0]!.scopeSpans[0]!.spans).toHaveLength(4);
+    expect(r.accepted).toBe(3);
+    expect(r.request.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name)).toEqual([
+      'ok',
+      'long',
+      'many',
+    ]);
+    expect(req.resourceSpans[0]!.scopeSpans[0]!.spans).toHaveLength(6);
     expect(Object.fromEntries(r.rejectedByReason)).toEqual({
       [SERVICE_REJECT_REASONS.attributeLimit]: 2,
       [SERVICE_REJECT_REASONS.missingSessionKey]: 1,
@@ -207,7 +214,7 @@ describe('inspectRequest', () => {
     const message = rejectionMessage(r);
     expect(message).toMatch(/^3 span\(s\) rejected/);
     expect(message).toContain(
-      'resourceSpans[0].scopeSpans[0].spans[1] ("long"): attribute "big" is 101 characters long',
+      'resourceSpans[0].scopeSpans[0].spans[4] ("continuity.compaction.pre"): attribute "big" is 101 characters long',
     );
     expect(message).toContain(
       'spans[3] ("continuity.compaction.pre"): a compaction span needs a session key',

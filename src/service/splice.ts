@@ -1,0 +1,324 @@
+/**
+ * Protobuf trace requests without re-encoding: one walk over the wire bytes checks the structure
+ * (as a protobuf decoder would: tags, wire types, lengths, nesting) and finds the compaction spans
+ * by name, without building objects; only those spans are decoded. A request with none is
+ * forwarded as it came. A request with some is spliced: each compaction span the service changes
+ * (a post span enriched with its classification) is re-encoded on its own and put in place of the
+ * old bytes, a refused one is cut out, and the length prefixes of its ScopeSpans and ResourceSpans
+ * are rewritten. Every other byte — ordinary spans, their unknown fields, empty ids, strings that
+ * are not UTF-8, attributes of any size or count — passes exactly as sent, as the Collector passes
+ * them.
+ *
+ * Field numbers and wire types are the OTLP specification's (opentelemetry/proto/trace/v1/trace.proto,
+ * common/v1/common.proto, resource/v1/resource.proto), the same as the codec's descriptor.
+ * Unknown fields are skipped (and kept) as any protobuf decoder does.
+ */
+import { isCompactionSpanName } from '../otel/attributes.js';
+import { NAMESPACE } from '../otel/semconv.js';
+
+/** A length-delimited message inside the request: where its length varint and content are. */
+export interface Frame {
+  /** Offset of the field's tag. */
+  tagStart: number;
+  /** Offset of the length varint. */
+  lenStart: number;
+  /** First byte of the content. */
+  start: number;
+  /** One past the last byte of the content. */
+  end: number;
+}
+
+/** A compaction span found by the walk. */
+export interface SpanSite extends Frame {
+  /** Index of its ResourceSpans and ScopeSpans in {@link Walked.resources} / {@link Walked.scopes}. */
+  resource: number;
+  scope: number;
+  /** Its index among the spans of its ScopeSpans. */
+  index: number;
+  name: string;
+}
+
+/** What the walk found in a structurally valid request. */
+export interface Walked {
+  ok: true;
+  /** Spans in the request (every kind). */
+  spans: number;
+  /** Compaction spans, in request order. */
+  compaction: SpanSite[];
+  resources: Frame[];
+  scopes: Frame[];
+}
+
+/** The walk's answer: the request's layout, or why it is not a valid ExportTraceServiceRequest. */
+export type WalkResult = Walked | { ok: false; error: string };
+
+/** Wire types. */
+const VARINT = 0;
+const I64 = 1;
+const LEN = 2;
+const I32 = 5;
+
+/**
+ * Known fields per message: a wire type, or a message name to descend into. The walk checks a
+ * known field's wire type (a decoder refuses a mismatch) and the structure of every nested message.
+ */
+const FIELDS: Readonly<Record<string, Readonly<Record<number, number | string>>>> = {
+  Request: { 1: 'ResourceSpans' },
+  ResourceSpans: { 1: 'Resource', 2: 'ScopeSpans', 3: LEN },
+  Resource: { 1: 'KeyValue', 2: VARINT, 3: 'EntityRef' },
+  EntityRef: { 1: LEN, 2: LEN, 3: LEN, 4: LEN },
+  ScopeSpans: { 1: 'Scope', 2: 'Span', 3: LEN },
+  Scope: { 1: LEN, 2: LEN, 3: 'KeyValue', 4: VARINT },
+  Span: {
+    1: LEN,
+    2: LEN,
+    3: LEN,
+    4: LEN,
+    5: LEN,
+    6: VARINT,
+    7: I64,
+    8: I64,
+    9: 'KeyValue',
+    10: VARINT,
+    11: 'Event',
+    12: VARINT,
+    13: 'Link',
+    14: VARINT,
+    15: 'Status',
+    16: I32,
+  },
+  Event: { 1: I64, 2: LEN, 3: 'KeyValue', 4: VARINT },
+  Link: { 1: LEN, 2: LEN, 3: LEN, 4: 'KeyValue', 5: VARINT, 6: I32 },
+  Status: { 2: LEN, 3: VARINT },
+  KeyValue: { 1: LEN, 2: 'AnyValue' },
+  AnyValue: { 1: LEN, 2: VARINT, 3: VARINT, 4: I64, 5: 'ArrayValue', 6: 'KeyValueList', 7: LEN },
+  ArrayValue: { 1: 'AnyValue' },
+  KeyValueList: { 1: 'KeyValue' },
+};
+
+const NAMES = Object.keys(FIELDS);
+/** Per message index: field number → wire type (0..5) or 16 + message index. */
+const TABLE: Int16Array[] = NAMES.map((n) => {
+  const t = new Int16Array(17).fill(-1);
+  for (const [no, f] of Object.entries(FIELDS[n]!))
+    t[Number(no)] = typeof f === 'number' ? f : 16 + NAMES.indexOf(f);
+  return t;
+});
+const M_REQUEST = NAMES.indexOf('Request');
+const M_RESOURCE_SPANS = NAMES.indexOf('ResourceSpans');
+const M_SCOPE_SPANS = NAMES.indexOf('ScopeSpans');
+const M_SPAN = NAMES.indexOf('Span');
+const SPAN_NAME = 5;
+
+/** Deeper nesting is refused, as the codec refuses it (`MAX_DEPTH` there). */
+const MAX_DEPTH = 100;
+/** `continuity.`: every compaction span name starts with it, so other names are never decoded. */
+const PREFIX: readonly number[] = [...Buffer.from(`${NAMESPACE}.`, 'utf8')];
+
+class Invalid {
+  constructor(readonly error: string) {}
+}
+
+class Walk {
+  pos = 0;
+  spans = 0;
+  readonly compaction: SpanSite[] = [];
+  readonly resources: Frame[] = [];
+  readonly scopes: Frame[] = [];
+  constructor(private readonly _b: Buffer) {}
+
+  /** A varint of at most 10 bytes; exact up to 2^49 (tags and lengths are far below). */
+  varint(end: number): number {
+    const b = this._b;
+    if (this.pos >= end) throw new Invalid('truncated varint');
+    const first = b[this.pos++]!;
+    if (first < 0x80) return first;
+    let result = first & 0x7f;
+    let mul = 128;
+    for (let i = 1; i < 10; i++) {
+      if (this.pos >= end) throw new Invalid('truncated varint');
+      const byte = b[this.pos++]!;
+      if (i < 7) result += (byte & 0x7f) * mul;
+      mul *= 128;
+      if (byte < 0x80) return result;
+    }
+    throw new Invalid('varint longer than 10 bytes');
+  }
+
+  message(type: number, end: number, depth: number): void {
+    if (depth > MAX_DEPTH) throw new Invalid(`messages nested deeper than ${MAX_DEPTH}`);
+    const table = TABLE[type]!;
+    let nameStart = -1;
+    let nameEnd = -1;
+    while (this.pos < end) {
+      const tagStart = this.pos;
+      const tag = this.varint(end);
+      const no = Math.floor(tag / 8);
+      const wire = tag % 8;
+      if (no === 0) throw new Invalid('field number 0');
+      const known = no < table.length ? table[no]! : -1;
+      if (known >= 16 || known === LEN) {
+        if (wire !== LEN) throw new Invalid(`field ${no} of ${NAMES[type]}: wrong wire type ${wire}`);
+      } else if (known >= 0 && wire !== known) {
+        throw new Invalid(`field ${no} of ${NAMES[type]}: wrong wire type ${wire}`);
+      }
+      switch (wire) {
+        case VARINT:
+          this.varint(end);
+          break;
+        case I64:
+          this.pos += 8;
+          break;
+        case I32:
+          this.pos += 4;
+          break;
+        case LEN: {
+          const lenStart = this.pos;
+          const len = this.varint(end);
+          const start = this.pos;
+          const stop = start + len;
+          if (stop > end) throw new Invalid(`field ${no} of ${NAMES[type]}: length past the end`);
+          if (known >= 16) {
+            const child = known - 16;
+            const frame = { tagStart, lenStart, start, end: stop };
+            if (child === M_RESOURCE_SPANS) this.resources.push(frame);
+            else if (child === M_SCOPE_SPANS) {
+              this.scopes.push(frame);
+              this._spanIndex = 0;
+            } else if (child === M_SPAN) {
+              this._frame = frame;
+              this._spanIndex++;
+            }
+            this.message(child, stop, depth + 1);
+          } else if (type === M_SPAN && no === SPAN_NAME) {
+            nameStart = start;
+            nameEnd = stop;
+          }
+          this.pos = stop;
+          break;
+        }
+        default:
+          throw new Invalid(
+            `field ${no} of ${NAMES[type]}: wire type ${wire} (${wire === 3 || wire === 4 ? 'groups are not OTLP' : 'no such wire type'})`,
+          );
+      }
+      if (this.pos > end) throw new Invalid(`field ${no} of ${NAMES[type]}: past the end`);
+    }
+    if (type === M_SPAN) {
+      this.spans++;
+      if (nameStart >= 0 && this._prefixed(nameStart, nameEnd)) {
+        const name = this._b.toString('utf8', nameStart, nameEnd);
+        if (isCompactionSpanName(name)) {
+          this.compaction.push({
+            ...this._frame!,
+            resource: this.resources.length - 1,
+            scope: this.scopes.length - 1,
+            index: this._spanIndex - 1,
+            name,
+          });
+        }
+      }
+    }
+  }
+
+  /** The frame of the span being walked (set when its field was entered; spans do not nest). */
+  private _frame: Frame | undefined;
+  private _spanIndex = 0;
+
+  private _prefixed(start: number, stop: number): boolean {
+    if (stop - start < PREFIX.length) return false;
+    for (let i = 0; i < PREFIX.length; i++) if (this._b[start + i] !== PREFIX[i]) return false;
+    return true;
+  }
+}
+
+/** Walks an ExportTraceServiceRequest in protobuf. Never throws. */
+export function walkTraceRequest(body: Uint8Array): WalkResult {
+  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const walk = new Walk(buf);
+  try {
+    walk.message(M_REQUEST, buf.length, 0);
+  } catch (e) {
+    const why = e instanceof Invalid ? e.error : 'unreadable';
+    return { ok: false, error: `not a valid protobuf ExportTraceServiceRequest (${why})` };
+  }
+  return {
+    ok: true,
+    spans: walk.spans,
+    compaction: walk.compaction,
+    resources: walk.resources,
+    scopes: walk.scopes,
+  };
+}
+
+/** Bytes of a protobuf varint. */
+function varintBytes(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v > 0x7f) {
+    out.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+  return Buffer.from(out);
+}
+
+/** The `Span` field of ScopeSpans (field 2, length-delimited). */
+const SPAN_TAG = Buffer.from([(2 << 3) | LEN]);
+
+/**
+ * The request with each span in `replace` swapped for its new encoding (or cut out, for null),
+ * and the lengths of the ScopeSpans and ResourceSpans around them rewritten. Everything else is
+ * copied as it was.
+ */
+export function splice(
+  body: Buffer,
+  walked: Walked,
+  replace: ReadonlyMap<SpanSite, Uint8Array | null>,
+): Buffer {
+  if (replace.size === 0) return body;
+  const edits: Array<{ from: number; to: number; bytes: Buffer }> = [];
+  const scopeDelta = new Map<number, number>();
+  for (const [site, bytes] of replace) {
+    const oldSize = site.end - site.tagStart;
+    const fresh =
+      bytes === null
+        ? Buffer.alloc(0)
+        : Buffer.concat([
+            SPAN_TAG,
+            varintBytes(bytes.length),
+            Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+          ]);
+    edits.push({ from: site.tagStart, to: site.end, bytes: fresh });
+    scopeDelta.set(site.scope, (scopeDelta.get(site.scope) ?? 0) + fresh.length - oldSize);
+  }
+  const resourceDelta = new Map<number, number>();
+  for (const [s, delta] of scopeDelta) {
+    const f = walked.scopes[s]!;
+    const len = varintBytes(f.end - f.start + delta);
+    edits.push({ from: f.lenStart, to: f.start, bytes: len });
+    const r = resourceOf(walked, f);
+    resourceDelta.set(r, (resourceDelta.get(r) ?? 0) + delta + len.length - (f.start - f.lenStart));
+  }
+  for (const [r, delta] of resourceDelta) {
+    const f = walked.resources[r]!;
+    edits.push({ from: f.lenStart, to: f.start, bytes: varintBytes(f.end - f.start + delta) });
+  }
+  edits.sort((a, b) => a.from - b.from);
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const e of edits) {
+    parts.push(body.subarray(at, e.from), e.bytes);
+    at = e.to;
+  }
+  parts.push(body.subarray(at));
+  return Buffer.concat(parts);
+}
+
+/** The ResourceSpans that holds a ScopeSpans frame. */
+function resourceOf(walked: Walked, scope: Frame): number {
+  const rs = walked.resources;
+  for (let i = rs.length - 1; i >= 0; i--)
+    if (rs[i]!.start <= scope.tagStart && scope.end <= rs[i]!.end) return i;
+  return 0;
+}
