@@ -10,7 +10,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Attributes } from '@opentelemetry/api';
-import { INSTRUMENTATION_SCOPE } from '../otel/semconv.js';
+import { ATTR_SESSION_ID, INSTRUMENTATION_SCOPE } from '../otel/semconv.js';
+import { sessionTraceId } from '../otel/session-trace.js';
 import { recordToAttributes } from '../otlp/attributes.js';
 import type { OtlpTraceRequest } from '../otlp/types.js';
 
@@ -53,9 +54,11 @@ function hex(label: string, bytes: number): string {
 }
 
 /**
- * The ids of a boundary's spans: one trace per boundary, derived from the session and boundary
- * ids, so the pre span and the post span (recorded by other processes, possibly much later) share
- * a trace and the post span can link to the pre span without any state passed between them.
+ * The ids of a boundary's spans: the session's trace (`sessionTraceId`, shared by every continuity
+ * span of the session, see `src/otel/session-trace.ts`) and a span id derived from the session
+ * and boundary ids, so the pre span and the post span (recorded by other processes, possibly much
+ * later) share a trace and the post span can link to the pre span without any state passed
+ * between them.
  */
 export function boundarySpanIds(
   sessionId: string,
@@ -65,17 +68,17 @@ export function boundarySpanIds(
   part?: string,
 ): SpanIds {
   const base = `${ID_NAMESPACE}/${sessionId}/${boundaryId}`;
-  return { traceId: hex(`${base}/trace`, 16), spanId: hex(`${base}/${part ?? phase}`, 8) };
+  return { traceId: sessionTraceId(sessionId), spanId: hex(`${base}/${part ?? phase}`, 8) };
 }
 
 /**
  * Ids of a span that belongs to a session but to no boundary (an approval recorded before the
- * session's first snapshot): its own trace, derived from the session and `part`, so a resend
- * repeats the same span.
+ * session's first snapshot): the session's trace, a span id derived from the session and `part`,
+ * so a resend repeats the same span.
  */
 export function sessionSpanIds(sessionId: string, part: string): SpanIds {
   const base = `${ID_NAMESPACE}/${sessionId}/-/${part}`;
-  return { traceId: hex(`${base}/trace`, 16), spanId: hex(`${base}/span`, 8) };
+  return { traceId: sessionTraceId(sessionId), spanId: hex(`${base}/span`, 8) };
 }
 
 /** Fresh random ids for a span that belongs to no boundary (activity). */
@@ -92,6 +95,15 @@ export function nowNs(): bigint {
 export function timeNs(rfc3339: string): bigint {
   const ms = Date.parse(rfc3339);
   return Number.isFinite(ms) ? BigInt(ms) * 1_000_000n : nowNs();
+}
+
+/**
+ * The trace of a span: the session's trace for every span that names its session (so trace-id
+ * routing keeps a session together whatever ids the caller chose), else its own.
+ */
+function traceIdOf(s: ExportSpan): string {
+  const session = s.attributes[ATTR_SESSION_ID];
+  return typeof session === 'string' && session !== '' ? sessionTraceId(session) : s.ids.traceId;
 }
 
 /**
@@ -119,7 +131,7 @@ export function buildTraceRequest(spans: readonly ExportSpan[], serviceName: str
               droppedAttributesCount: 0,
             },
             spans: spans.map((s) => ({
-              traceId: s.ids.traceId,
+              traceId: traceIdOf(s),
               spanId: s.ids.spanId,
               traceState: '',
               parentSpanId: '',

@@ -19,8 +19,10 @@ import {
   context,
   diag,
   type HrTime,
+  isSpanContextValid,
   type Span,
   SpanKind,
+  TraceFlags,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
@@ -63,6 +65,7 @@ import {
   SPAN_COMPACTION_PRE,
   SPAN_DECISION_APPROVAL,
 } from './semconv.js';
+import { sessionRootSpanId, sessionTraceId } from './session-trace.js';
 import type {
   ApprovalInput,
   CaptureOptions,
@@ -358,13 +361,32 @@ class ContinuityExtension implements Continuity {
       : { boundaryId, known: known !== undefined };
   }
 
-  private _startSpan(name: string, attributes: Attributes, startTime: HrTime | undefined): Span {
+  /**
+   * A continuity span in the session's trace (see `session-trace.ts`: trace-id routing keeps a
+   * session on one `continuity serve`), under the session's root, linked to the agent's active
+   * span so the agent's trace still shows it in context.
+   */
+  private _startSpan(
+    name: string,
+    sessionId: string,
+    attributes: Attributes,
+    startTime: HrTime | undefined,
+  ): Span {
+    const active = context.active();
+    const agent = trace.getSpanContext(active);
+    const parent = trace.setSpanContext(active, {
+      traceId: sessionTraceId(sessionId),
+      spanId: sessionRootSpanId(sessionId),
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
+    const links = agent && isSpanContextValid(agent) ? [{ context: agent }] : [];
     return this._getTracer().startSpan(
       name,
       startTime
-        ? { kind: SpanKind.INTERNAL, attributes, startTime }
-        : { kind: SpanKind.INTERNAL, attributes },
-      context.active(),
+        ? { kind: SpanKind.INTERNAL, attributes, links, startTime }
+        : { kind: SpanKind.INTERNAL, attributes, links },
+      parent,
     );
   }
 
@@ -459,7 +481,7 @@ class ContinuityExtension implements Continuity {
     const attributes = snapshot
       ? snapshotAttributes(phase, snapshot, boundaryContext)
       : evidenceMissingAttributes(phase, sessionId, failure!.reason, boundaryContext);
-    const span = this._startSpan(spanName, attributes, startTime);
+    const span = this._startSpan(spanName, sessionId, attributes, startTime);
 
     const base = {
       sessionId,
@@ -550,6 +572,7 @@ class ContinuityExtension implements Continuity {
       }
       const span = this._startSpan(
         SPAN_DECISION_APPROVAL,
+        sessionId,
         record
           ? approvalAttributes(sessionId, record)
           : { [ATTR_SESSION_ID]: sessionId, [ATTR_EVIDENCE_MISSING]: failure!.reason },
@@ -639,6 +662,7 @@ class ContinuityExtension implements Continuity {
       const ns = options.at !== undefined ? parseRfc3339Utc(at) : undefined;
       const span = this._startSpan(
         SPAN_ACTIVITY,
+        sessionId,
         activityAttributes(sessionId, state),
         ns ? hrTimeFromNs(ns) : undefined,
       );

@@ -29,6 +29,7 @@ import { rememberEndedState } from './ended-state.js';
 import { ContinuityMetrics } from './metrics.js';
 import type { ContinuityProcessorOptions, EndedSpan, EndingSpan } from './processor-types.js';
 import { INSTRUMENTATION_SCOPE, SPAN_CONTINUITY_CHECK } from './semconv.js';
+import { sessionRootSpanId, sessionTraceId } from './session-trace.js';
 
 /** Defaults of {@link ContinuityProcessorOptions} that differ from the correlator's. */
 export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkIntervalMs: 1_000 });
@@ -260,8 +261,14 @@ export class ContinuityProcessor {
     const links: Link[] = [];
     if (r.preSpan) links.push({ context: toSpanContext(r.preSpan) });
     if (r.postSpan) links.push({ context: toSpanContext(r.postSpan) });
-    const parentRef = r.preSpan ?? r.postSpan;
-    const parent = parentRef ? trace.setSpanContext(ROOT_CONTEXT, toSpanContext(parentRef)) : ROOT_CONTEXT;
+    // In the session's trace (see session-trace.ts): a child of the pre span (or the post) when it
+    // is there, else under the session's root.
+    const sessionTrace = sessionTraceId(r.sessionId);
+    const parentRef = [r.preSpan, r.postSpan].find((s) => s?.traceId === sessionTrace) ?? {
+      traceId: sessionTrace,
+      spanId: sessionRootSpanId(r.sessionId),
+    };
+    const parent = trace.setSpanContext(ROOT_CONTEXT, toSpanContext(parentRef));
     const span = tracer.startSpan(
       SPAN_CONTINUITY_CHECK,
       { kind: SpanKind.INTERNAL, attributes: checkAttributes(r, r.classification, r.activity), links },

@@ -24,6 +24,7 @@ import {
   SERVICE_REJECT_REASONS,
   SPAN_CONTINUITY_CHECK,
 } from '../otel/semconv.js';
+import { sessionRootSpanId, sessionTraceId } from '../otel/session-trace.js';
 import type {
   OtlpAnyValue,
   OtlpKeyValue,
@@ -271,9 +272,9 @@ export interface CheckSpanSource {
 }
 
 /**
- * One ResourceSpans holding a `continuity.check` span per resolution: in the pre span's
- * trace when known (else the post's, else a new trace), linked to the pre and post spans, with
- * the boundary identity and the continuity attributes. Undefined when there is nothing to emit.
+ * One ResourceSpans holding a `continuity.check` span per resolution: in the session's trace, a
+ * child of the pre span when it is in that trace, linked to the pre and post spans, with the
+ * boundary identity and the continuity attributes. Undefined when there is nothing to emit.
  */
 export function checkResourceSpans(
   resolutions: readonly Resolution[],
@@ -293,11 +294,15 @@ export function checkResourceSpans(
         droppedAttributesCount: 0,
         flags: 0,
       }));
+    // In the session's trace (see session-trace.ts), a child of the pre span (or the post) when
+    // it is there, else under the session's root.
+    const traceId = sessionTraceId(r.sessionId);
+    const parent = [r.preSpan, r.postSpan].find((s) => s?.traceId === traceId);
     return {
-      traceId: r.preSpan?.traceId ?? r.postSpan?.traceId ?? randomBytes(16).toString('hex'),
+      traceId,
       spanId: randomBytes(8).toString('hex'),
       traceState: '',
-      parentSpanId: '',
+      parentSpanId: parent?.spanId ?? sessionRootSpanId(r.sessionId),
       flags: 0,
       name: SPAN_CONTINUITY_CHECK,
       kind: 1, // INTERNAL

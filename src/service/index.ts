@@ -7,7 +7,7 @@
 // → backend: `continuity serve`, the OTLP/HTTP processor service (receiver, durable pending state, forwarder)
 export type { LoadConfigOptions, OtlpProtocol, ServiceConfig, ServiceConfigInput } from './config.js';
 export { loadServiceConfig, SERVICE_DEFAULTS, ServiceConfigSchema } from './config.js';
-export type { ScanResult } from './prefilter.js';
-export { scanTraceRequest } from './prefilter.js';
+export type { Frame, SpanSite, Walked, WalkResult } from './splice.js';
+export { splice, walkTraceRequest } from './splice.js';
 export type { ContinuityMetricsRecorder, StartOptions } from './service.js';
 export { ContinuityService } from './service.js';

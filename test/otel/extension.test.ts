@@ -26,6 +26,7 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
+import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import type { ContinuityLedgerRecord, ContinuityProblem, DecisionInput } from '../../src/otel/types.js';
 
 const SECRET = 'do-not-leak-this-value';
@@ -144,7 +145,7 @@ describe('createContinuity', () => {
       expect(text).not.toContain('npm test');
     });
 
-    it('emits the spans in the trace active at the call', async () => {
+    it('emits the spans in the session trace, linked to the span active at the call', async () => {
       const tracer = provider.getTracer('agent');
       const continuity = createContinuity({ tracer });
       const manager = new AsyncLocalStorageContextManager().enable();
@@ -160,8 +161,10 @@ describe('createContinuity', () => {
         context.disable();
       }
       const [preSpan] = spans(SPAN_COMPACTION_PRE);
-      expect(preSpan!.spanContext().traceId).toBe(parent.spanContext().traceId);
-      expect(preSpan!.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+      expect(preSpan!.spanContext().traceId).toBe(sessionTraceId('session-1'));
+      expect(preSpan!.parentSpanContext?.spanId).toBe(sessionRootSpanId('session-1'));
+      expect(preSpan!.links.map((l) => l.context.spanId)).toEqual([parent.spanContext().spanId]);
+      expect(preSpan!.links.map((l) => l.context.traceId)).toEqual([parent.spanContext().traceId]);
     });
 
     it('uses the global tracer provider when no tracer is given', async () => {

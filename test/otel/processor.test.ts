@@ -38,6 +38,7 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
+import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import { A, approval, B, sixCases, snap } from '../correlate/helpers.js';
 import { type Harness, harness, sumBy } from './harness.js';
 
@@ -172,7 +173,7 @@ describe('ContinuityProcessor', () => {
   });
 
   describe('boundaries that resolve without a post span', () => {
-    it('emits continuity.check in the pre span trace when the post window passes', async () => {
+    it('emits continuity.check in the session trace when the post window passes', async () => {
       h = harness({ postWindowsMs: { sdk: 60_000 } });
       const pre = h.emit(
         SPAN_COMPACTION_PRE,
@@ -191,8 +192,10 @@ describe('ContinuityProcessor', () => {
         [ATTR_CONTINUITY_STATE]: 'unverified',
         [ATTR_CONTINUITY_REASON]: 'post_observation_missing',
       });
-      expect(check?.spanContext().traceId).toBe(pre.spanContext().traceId);
-      expect(check?.parentSpanContext?.spanId).toBe(pre.spanContext().spanId);
+      // This pre span was made outside the extension, in a trace of its own: the check goes to
+      // the session's trace, under the session root, linked to the pre.
+      expect(check?.spanContext().traceId).toBe(sessionTraceId('s'));
+      expect(check?.parentSpanContext?.spanId).toBe(sessionRootSpanId('s'));
       expect(check?.links.map((l) => l.context.spanId)).toEqual([pre.spanContext().spanId]);
       const counted = await h.points(METRIC_BOUNDARIES);
       expect(
