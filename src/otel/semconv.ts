@@ -271,6 +271,14 @@ export const METRIC_SERVICE_RECOVERED = 'continuity.service.pending.recovered' a
 export const METRIC_SERVICE_RECOVERY_PROBLEMS = 'continuity.service.pending.recovery_problems' as const;
 /** Gauge of the process's resident memory (OpenTelemetry `process.memory.usage`). */
 export const METRIC_PROCESS_MEMORY_USAGE = 'process.memory.usage' as const;
+/** Counter of metrics and logs requests passed through and accepted downstream; attribute `continuity.service.signal`. */
+export const METRIC_SERVICE_PASSTHROUGH_FORWARDED = 'continuity.service.passthrough.forwarded' as const;
+/** Counter of metrics and logs requests given up on; attributes `continuity.service.signal`, `error.type`. */
+export const METRIC_SERVICE_PASSTHROUGH_DROPPED = 'continuity.service.passthrough.dropped' as const;
+/** Metric point attribute of the pass-through counters: `metrics` or `logs`. */
+export const METRIC_ATTR_SIGNAL = 'continuity.service.signal' as const;
+/** The signals `continuity serve` passes through untouched. */
+export const PASSTHROUGH_SIGNALS = ['metrics', 'logs'] as const;
 
 /** Metric point attribute: the HTTP status code answered (OpenTelemetry HTTP conventions). */
 export const METRIC_ATTR_HTTP_STATUS_CODE = 'http.response.status_code' as const;
@@ -363,6 +371,16 @@ export const SERVICE_METRIC_DEFINITIONS = {
     unit: 'By',
     description: 'Resident memory of the continuity serve process.',
   },
+  [METRIC_SERVICE_PASSTHROUGH_FORWARDED]: {
+    kind: 'counter',
+    unit: '{request}',
+    description: 'Metrics and logs export requests passed through and accepted by the downstream, by signal.',
+  },
+  [METRIC_SERVICE_PASSTHROUGH_DROPPED]: {
+    kind: 'counter',
+    unit: '{request}',
+    description: 'Metrics and logs export requests the service could not deliver, by signal and reason.',
+  },
 } as const;
 
 /** Prometheus names of the service's own metrics, as scraped from `/metrics`. */
@@ -378,4 +396,6 @@ export const SERVICE_PROMETHEUS_NAMES = {
   [METRIC_SERVICE_RECOVERED]: 'continuity_service_pending_recovered_total',
   [METRIC_SERVICE_RECOVERY_PROBLEMS]: 'continuity_service_pending_recovery_problems_total',
   [METRIC_PROCESS_MEMORY_USAGE]: 'process_memory_usage_bytes',
+  [METRIC_SERVICE_PASSTHROUGH_FORWARDED]: 'continuity_service_passthrough_forwarded_total',
+  [METRIC_SERVICE_PASSTHROUGH_DROPPED]: 'continuity_service_passthrough_dropped_total',
 } as const;

@@ -23,8 +23,13 @@ export const SERVICE_DEFAULTS = {
   host: '127.0.0.1',
   /** The OTLP/HTTP port, as the OpenTelemetry Collector's otlp receiver uses. */
   port: 4318,
+  /** The OTLP/gRPC port (the Collector's); 0 (a free port) when `server.port` is 0. */
+  grpcPort: 4317,
   /** OTLP/HTTP traces path (OTLP specification). */
   tracesPath: '/v1/traces',
+  /** OTLP/HTTP metrics and logs paths, passed through to the downstream. */
+  metricsSignalPath: '/v1/metrics',
+  logsPath: '/v1/logs',
   /** Prometheus scrape path, served on the same listener as OTLP unless `metrics.port` is set. */
   metricsPath: '/metrics',
   /** The continuity page, on the listener that serves `/metrics` (see `src/ui/`). */
@@ -113,11 +118,14 @@ const HttpUrl = z.string({ error: 'expected an http:// or https:// URL' }).refin
   { error: 'expected an http:// or https:// URL, e.g. http://127.0.0.1:4319/v1/traces' },
 );
 
-/** OTLP/HTTP encodings the service speaks downstream (gRPC is not supported). */
-export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+/** OTLP protocols the service speaks downstream. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
-const Protocol = z.enum(OTLP_PROTOCOLS, {
-  error: 'expected http/protobuf or http/json (gRPC is not supported by continuity serve)',
+/** OTLP/HTTP encodings (the service's own metrics push). */
+export type OtlpHttpProtocol = Exclude<OtlpProtocol, 'grpc'>;
+const Protocol = z.enum(OTLP_PROTOCOLS, { error: 'expected http/protobuf, http/json or grpc' });
+const HttpProtocol = z.enum(['http/protobuf', 'http/json'], {
+  error: 'expected http/protobuf or http/json (the metrics push speaks OTLP/HTTP)',
 });
 const Compression = z.enum(['gzip', 'none'], { error: 'expected gzip or none' });
 const Headers = z.record(z.string(), z.string({ error: 'expected a header value (string)' }), {
@@ -145,7 +153,7 @@ const OtlpMetricsSchema = z.strictObject({
   /** OTLP/HTTP metrics URL (full path, e.g. http://collector:4318/v1/metrics). Default: none. */
   endpoint: HttpUrl.optional(),
   /** Default http/protobuf. */
-  protocol: Protocol.default('http/protobuf'),
+  protocol: HttpProtocol.default('http/protobuf'),
   /** Extra request headers. Default none. */
   headers: Headers.default({}),
   /** Export interval. Default 60s (OTEL_METRIC_EXPORT_INTERVAL). */
@@ -162,6 +170,11 @@ export const ServiceConfigSchema = z.strictObject({
       host: z.string({ error: 'expected a host name or address' }).min(1).default(SERVICE_DEFAULTS.host),
       /** Listen port. Default 4318; 0 picks a free port (printed on start). */
       port: Port.default(SERVICE_DEFAULTS.port),
+      /**
+       * OTLP/gRPC listen port (trace, metrics and logs services); `false` turns gRPC off.
+       * Default 4317, or 0 (a free port) when `port` is 0.
+       */
+      grpcPort: z.union([Port, z.literal(false)], { error: 'expected a port number or false' }).optional(),
       /** Most bytes in one request body, before and after decompression (413 above). Default 20MiB (the Collector's). */
       maxRequestBytes: ByteSize.prefault(SERVICE_DEFAULTS.maxRequestBytes),
       /** When set, `/v1/traces` requires `Authorization: Bearer <token>`. Default none. */
@@ -186,10 +199,17 @@ export const ServiceConfigSchema = z.strictObject({
   downstream: z
     .strictObject({
       /**
-       * OTLP/HTTP traces URL the spans are forwarded to (full path). Default none: the service
-       * correlates and exports metrics only, and counts every span as dropped (`no_downstream`).
+       * OTLP/HTTP traces URL the spans are forwarded to (full path), or for `grpc` the server's
+       * `http://host:port`. Default none: the service correlates and exports metrics only, and
+       * counts every span as dropped (`no_downstream`).
        */
       endpoint: HttpUrl.optional(),
+      /**
+       * Where metrics and logs received are passed through. Default: `endpoint` with `/v1/traces`
+       * replaced by `/v1/metrics` / `/v1/logs` (for `grpc`, the same server).
+       */
+      metricsEndpoint: HttpUrl.optional(),
+      logsEndpoint: HttpUrl.optional(),
       /** Default http/protobuf. */
       protocol: Protocol.default('http/protobuf'),
       /** Extra request headers (e.g. authorization for the next hop). Default none. */
@@ -363,6 +383,30 @@ export function defaultStateDir(
 ): string {
   const base = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME! : join(homedir(), '.local', 'state');
   return join(base, 'agent-continuity', port === 0 ? `serve-ephemeral-${pid}` : `serve-${port}`);
+}
+
+/** The OTLP/gRPC port to bind: `server.grpcPort`, else 4317, or 0 when `server.port` is 0; false: off. */
+export function grpcPortOf(config: ServiceConfig): number | false {
+  if (config.server.grpcPort !== undefined) return config.server.grpcPort;
+  return config.server.port === 0 ? 0 : SERVICE_DEFAULTS.grpcPort;
+}
+
+/**
+ * Where metrics or logs are passed through: the configured endpoint, else the traces endpoint with
+ * `/v1/traces` swapped for the signal's path (for gRPC the same server); undefined without one.
+ */
+export function passthroughEndpoint(config: ServiceConfig, signal: 'metrics' | 'logs'): string | undefined {
+  const set = signal === 'metrics' ? config.downstream.metricsEndpoint : config.downstream.logsEndpoint;
+  if (set !== undefined) return set;
+  const traces = config.downstream.endpoint;
+  if (traces === undefined) return undefined;
+  if (config.downstream.protocol === 'grpc') return traces;
+  const path = signal === 'metrics' ? SERVICE_DEFAULTS.metricsSignalPath : SERVICE_DEFAULTS.logsPath;
+  const url = new URL(traces);
+  url.pathname = url.pathname.endsWith(SERVICE_DEFAULTS.tracesPath)
+    ? url.pathname.slice(0, -SERVICE_DEFAULTS.tracesPath.length) + path
+    : url.pathname.replace(/\/$/, '') + path;
+  return url.toString();
 }
 
 /** Reads the bearer token from the configuration (inline or file). Undefined when none is set. */

@@ -113,9 +113,13 @@ export function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv): EnvOver
   if (traces !== undefined) set('downstream.endpoint', traces, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   else if (base !== undefined)
     set('downstream.endpoint', signalUrl(base, '/v1/traces'), 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  // The service pushes its own metrics over OTLP/HTTP only: a generic `grpc` protocol (and the
+  // gRPC base endpoint that comes with it) applies to the span downstream, not to that push.
+  const genericGrpc =
+    get('OTEL_EXPORTER_OTLP_PROTOCOL') === 'grpc' && get('OTEL_EXPORTER_OTLP_METRICS_PROTOCOL') === undefined;
   const metrics = get('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
   if (metrics !== undefined) set('metrics.otlp.endpoint', metrics, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
-  else if (base !== undefined)
+  else if (base !== undefined && !genericGrpc)
     set('metrics.otlp.endpoint', signalUrl(base, '/v1/metrics'), 'OTEL_EXPORTER_OTLP_ENDPOINT');
 
   const perSignal = [
@@ -132,7 +136,9 @@ export function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv): EnvOver
       return gv === undefined ? undefined : { name: generic, value: gv };
     };
     const protocol = pick('PROTOCOL');
-    if (protocol) set(`${section}.protocol`, protocol.value, protocol.name);
+    if (protocol && !(section === 'metrics.otlp' && genericGrpc)) {
+      set(`${section}.protocol`, protocol.value, protocol.name);
+    }
     const timeout = pick('TIMEOUT');
     if (timeout) {
       // The specification gives the timeout in milliseconds.

@@ -25,8 +25,11 @@ import {
 import {
   METRIC_ATTR_ERROR_TYPE,
   METRIC_ATTR_HTTP_STATUS_CODE,
+  METRIC_ATTR_SIGNAL,
   METRIC_PROCESS_MEMORY_USAGE,
   METRIC_SERVICE_EXPORT_FAILURES,
+  METRIC_SERVICE_PASSTHROUGH_DROPPED,
+  METRIC_SERVICE_PASSTHROUGH_FORWARDED,
   METRIC_SERVICE_QUEUE_CAPACITY,
   METRIC_SERVICE_QUEUE_SIZE,
   METRIC_SERVICE_RECOVERED,
@@ -36,9 +39,10 @@ import {
   METRIC_SERVICE_SPANS_FORWARDED,
   METRIC_SERVICE_SPANS_RECEIVED,
   METRIC_SERVICE_SPANS_REJECTED,
+  PASSTHROUGH_SIGNALS,
   SERVICE_METRIC_DEFINITIONS,
 } from '../otel/semconv.js';
-import type { OtlpProtocol } from './config.js';
+import type { OtlpHttpProtocol } from './config.js';
 
 /** The instrumentation scope of everything the service records and emits. */
 export const SERVICE_SCOPE = { name: 'agent-continuity/serve', version: '0.1.0' } as const;
@@ -46,7 +50,7 @@ export const SERVICE_SCOPE = { name: 'agent-continuity/serve', version: '0.1.0' 
 /** Where OTLP metrics go, when they go anywhere. */
 export interface OtlpMetricsOptions {
   endpoint: string;
-  protocol: OtlpProtocol;
+  protocol: OtlpHttpProtocol;
   headers: Readonly<Record<string, string>>;
   intervalMs: number;
   timeoutMs: number;
@@ -101,6 +105,8 @@ export class ServiceMetrics {
   private readonly _exportFailures: Counter;
   private readonly _recovered: Counter;
   private readonly _recoveryProblems: Counter;
+  private readonly _passForwarded: Counter;
+  private readonly _passDropped: Counter;
   private _shutdown: Promise<void> | undefined;
 
   constructor(options: ServiceMetricsOptions) {
@@ -135,6 +141,8 @@ export class ServiceMetrics {
     this._exportFailures = counter(METRIC_SERVICE_EXPORT_FAILURES);
     this._recovered = counter(METRIC_SERVICE_RECOVERED);
     this._recoveryProblems = counter(METRIC_SERVICE_RECOVERY_PROBLEMS);
+    this._passForwarded = counter(METRIC_SERVICE_PASSTHROUGH_FORWARDED);
+    this._passDropped = counter(METRIC_SERVICE_PASSTHROUGH_DROPPED);
     const gauge = (name: keyof typeof SERVICE_METRIC_DEFINITIONS, read: () => number) => {
       const d = SERVICE_METRIC_DEFINITIONS[name];
       meter
@@ -148,6 +156,7 @@ export class ServiceMetrics {
     this._received.add(0);
     this._forwarded.add(0);
     this._exportFailures.add(0);
+    for (const signal of PASSTHROUGH_SIGNALS) this._passForwarded.add(0, { [METRIC_ATTR_SIGNAL]: signal });
   }
 
   /** Spans accepted by the receiver. */
@@ -179,6 +188,18 @@ export class ServiceMetrics {
   /** One failed export attempt. */
   exportFailed(reason: string): void {
     this._exportFailures.add(1, { [METRIC_ATTR_ERROR_TYPE]: reason });
+  }
+
+  /** Pass-through requests (metrics, logs) the downstream accepted. */
+  passthroughForwarded(signal: string, requests: number): void {
+    if (requests > 0) this._passForwarded.add(requests, { [METRIC_ATTR_SIGNAL]: signal });
+  }
+
+  /** Pass-through requests given up on, by reason. */
+  passthroughDropped(signal: string, requests: number, reason: string): void {
+    if (requests > 0) {
+      this._passDropped.add(requests, { [METRIC_ATTR_SIGNAL]: signal, [METRIC_ATTR_ERROR_TYPE]: reason });
+    }
   }
 
   /** Boundaries restored and records unreadable at start. */

@@ -15,6 +15,8 @@ export interface QueueItem {
   protobuf?: Uint8Array;
   /** The decoded request (OTLP/JSON shape), when the downstream speaks JSON; merged before encoding. */
   request?: unknown;
+  /** A pass-through request (metrics, logs) in OTLP/JSON, sent alone as it came. */
+  json?: Uint8Array;
 }
 
 /** A first-in first-out queue bounded by the number of spans it holds. */

@@ -162,3 +162,61 @@ export async function handleTraces(
     }
   }
 }
+
+/** What the pass-through receiver (metrics, logs) needs from the service. */
+export interface PassthroughTarget {
+  maxRequestBytes: number;
+  requestTimeoutMs: number;
+  tokenHash: Buffer | undefined;
+  /** Queues the request as it came (in its encoding). Throws {@link Refusal}. */
+  accept(body: Buffer, encoding: OtlpEncoding): void;
+  answered(status: number): void;
+}
+
+/**
+ * Handles one `POST /v1/metrics` or `POST /v1/logs`: the body is decompressed and queued for the
+ * downstream as it came, never decoded (the service does nothing to metrics and logs); the answer
+ * is an empty Export*ServiceResponse in the request's encoding. Never throws.
+ */
+export async function handlePassthrough(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: PassthroughTarget,
+): Promise<void> {
+  let encoding: OtlpEncoding | undefined;
+  const answer = (status: number, message: string, options: Parameters<typeof sendError>[4] = {}) => {
+    target.answered(status);
+    sendError(res, status, encoding, message, options);
+  };
+  try {
+    if (!authorized(req, target.tokenHash)) {
+      req.resume();
+      answer(401, 'missing or wrong bearer token: send Authorization: Bearer <token> (server.bearerToken)', {
+        headers: { 'www-authenticate': 'Bearer' },
+      });
+      return;
+    }
+    encoding = encodingOf(req.headers['content-type']);
+    const coding = codingOf(req.headers['content-encoding']);
+    const raw = await readRawBody(req, {
+      maxBytes: target.maxRequestBytes,
+      timeoutMs: target.requestTimeoutMs,
+    });
+    const body = await decodeBody(raw, coding, target.maxRequestBytes);
+    target.accept(body, encoding);
+    target.answered(200);
+    sendSuccess(res, encoding);
+  } catch (e) {
+    if (e instanceof BodyError) {
+      req.resume();
+      answer(e.status, e.message, {
+        close: e.status === 413 || e.code === 'timeout',
+        ...(e.code === 'timeout' && { retryAfterSeconds: 1 }),
+      });
+    } else if (e instanceof Refusal) {
+      answer(e.status, e.message, { retryAfterSeconds: e.retryAfterSeconds });
+    } else {
+      answer(500, `internal error: ${(e as Error).message ?? String(e)}`);
+    }
+  }
+}

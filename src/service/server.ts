@@ -13,6 +13,9 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 /** The handlers a listener serves; a missing one is a 404. */
 export interface Routes {
   traces?: Handler;
+  /** `POST /v1/metrics` and `POST /v1/logs`: passed through to the downstream. */
+  metricsSignal?: Handler;
+  logs?: Handler;
   metrics?: Handler;
   /** The continuity page (`/`, `/ui`, `/ui/...`; `src/ui/`), on the listener that serves `/metrics`. */
   ui?: Handler;
@@ -50,6 +53,15 @@ export function createServiceServer(routes: Routes): Server {
           return routes.refuse(res);
         }
         return route(routes.traces, 'POST');
+      case SERVICE_DEFAULTS.metricsSignalPath:
+      case SERVICE_DEFAULTS.logsPath: {
+        const handler = path === SERVICE_DEFAULTS.logsPath ? routes.logs : routes.metricsSignal;
+        if (handler && routes.closing()) {
+          req.resume();
+          return routes.refuse(res);
+        }
+        return route(handler, 'POST');
+      }
       case SERVICE_DEFAULTS.metricsPath:
         return route(routes.metrics, 'GET');
       case SERVICE_DEFAULTS.healthPath:
@@ -79,7 +91,7 @@ function notFound(req: IncomingMessage, res: ServerResponse): void {
   sendText(
     res,
     404,
-    `not found: this server serves POST ${SERVICE_DEFAULTS.tracesPath}, GET ${SERVICE_DEFAULTS.metricsPath}, ${SERVICE_DEFAULTS.healthPath}, ${SERVICE_DEFAULTS.readyPath}`,
+    `not found: this server serves POST ${SERVICE_DEFAULTS.tracesPath}, ${SERVICE_DEFAULTS.metricsSignalPath}, ${SERVICE_DEFAULTS.logsPath}, GET ${SERVICE_DEFAULTS.metricsPath}, ${SERVICE_DEFAULTS.healthPath}, ${SERVICE_DEFAULTS.readyPath}`,
   );
 }
 

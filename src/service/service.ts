@@ -13,24 +13,29 @@ import { randomUUID } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import type { Server as GrpcServer } from '@grpc/grpc-js';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { Correlator } from '../correlate/correlator.js';
 import type { CorrelatorOptions, Resolution } from '../correlate/types.js';
 import { ContinuityMetrics } from '../otel/metrics.js';
-import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
+import { PASSTHROUGH_SIGNALS, SERVICE_DROP_REASONS } from '../otel/semconv.js';
 import {
   decodeSpan,
+  decodeTraceRequest,
   decodeTraceResponse,
   encodeSpan,
   encodeTraceRequest,
+  OtlpError,
   type OtlpResourceSpans,
   type OtlpSpan,
   type OtlpTraceRequest,
 } from '../otlp/index.js';
 import { type ContinuityPage, continuityPageFromConfig } from '../ui/page.js';
-import type { OtlpEncoding } from './body.js';
+import { BodyError, type OtlpEncoding } from './body.js';
 import {
   defaultStateDir,
+  grpcPortOf,
+  passthroughEndpoint,
   redactUrl,
   resolveBearerToken,
   SERVICE_DEFAULTS,
@@ -45,15 +50,18 @@ import {
   rejectionMessage,
 } from './enrich.js';
 import { Forwarder } from './forwarder.js';
+import { startGrpcServer, stopGrpcServer } from './grpc.js';
 import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
 import { type QueueItem, SpanQueue } from './queue.js';
 import { correlatorSnapshot, rebuildCorrelator } from './rebuild.js';
 import {
+  handlePassthrough,
   handleTraces,
   hashToken,
   MalformedRequest,
   type PartialSuccess,
+  type PassthroughTarget,
   type ReceiverTarget,
   Refusal,
   tokenMatches,
@@ -62,11 +70,14 @@ import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
 import { type SpanSite, splice, walkTraceRequest } from './splice.js';
 import { PendingStore } from './state.js';
+import { createTransport, type Signal } from './transport.js';
 
 /** Records the continuity metrics for resolved boundaries (boundaries, reobservation, ...). */
 export interface ContinuityMetricsRecorder {
   record(resolutions: readonly Resolution[]): void;
 }
+
+type PassthroughSignal = (typeof PASSTHROUGH_SIGNALS)[number];
 
 /** Options of {@link ContinuityService.start} beside the configuration. */
 export interface StartOptions {
@@ -84,6 +95,12 @@ export interface StartOptions {
   ) => ContinuityMetricsRecorder | undefined;
 }
 
+/** Most bytes of metrics or logs requests queued per signal (429/503 above it). */
+const PASSTHROUGH_QUEUE_BYTES = 64 * 1024 * 1024;
+
+/** The HTTP status a gRPC status code is counted under in the requests counter. */
+const GRPC_AS_HTTP: Readonly<Record<number, number>> = { 0: 200, 3: 400, 8: 429, 13: 500, 14: 503, 16: 401 };
+
 /** Seconds a client is asked to wait: queue full while the downstream keeps up. */
 const RETRY_AFTER_BUSY_S = 1;
 /** Seconds a client is asked to wait: downstream failing, shutting down, or the disk failing. */
@@ -97,6 +114,8 @@ export class ContinuityService {
   private readonly _store: PendingStore;
   private readonly _queue: SpanQueue;
   private readonly _forwarder: Forwarder;
+  private readonly _passthrough: Map<PassthroughSignal, { queue: SpanQueue; forwarder: Forwarder }>;
+  private _grpc: { server: GrpcServer; port: number; host: string } | undefined;
   private readonly _metrics: ServiceMetrics;
   private readonly _continuity: ContinuityMetricsRecorder | undefined;
   private readonly _page: ContinuityPage | undefined;
@@ -122,11 +141,13 @@ export class ContinuityService {
     store: PendingStore;
     queue: SpanQueue;
     forwarder: Forwarder;
+    passthrough: ContinuityService['_passthrough'];
     metrics: ServiceMetrics;
     continuity: ContinuityMetricsRecorder | undefined;
     page: ContinuityPage | undefined;
     checkSource: ContinuityService['_checkSource'];
   }) {
+    this._passthrough = parts.passthrough;
     this._config = parts.config;
     this._log = parts.log;
     this._correlator = parts.correlator;
@@ -193,19 +214,28 @@ export class ContinuityService {
     });
     const continuity = (options.continuityMetrics ?? defaultContinuityMetrics)(metrics, correlator);
 
+    const transportOf = (signal: Signal, url: string | undefined) =>
+      url === undefined
+        ? undefined
+        : createTransport({
+            url,
+            protocol: config.downstream.protocol,
+            signal,
+            headers: config.downstream.headers,
+            compression: config.downstream.compression,
+            timeoutMs: config.downstream.timeout,
+            concurrency: config.downstream.concurrency,
+          });
+    const traceJson = config.downstream.protocol === 'http/json';
     const forwarder = new Forwarder({
-      endpoint: config.downstream.endpoint,
-      protocol: config.downstream.protocol,
-      headers: config.downstream.headers,
-      compression: config.downstream.compression,
-      timeoutMs: config.downstream.timeout,
+      transport: transportOf('traces', config.downstream.endpoint),
       concurrency: config.downstream.concurrency,
       maxBatchSpans: config.downstream.maxBatchSpans,
       retry: config.downstream.retry,
       queue,
-      encode: (items) => encodeBatch(items),
-      readPartialSuccess: (body, protocol) => {
-        const r = decodeTraceResponse(body, protocol === 'http/json' ? 'json' : 'protobuf');
+      encode: (items) => ({ body: encodeBatch(items), json: traceJson }),
+      readPartialSuccess: (body) => {
+        const r = decodeTraceResponse(body, traceJson ? 'json' : 'protobuf');
         if (!r.partialSuccess) return undefined;
         return {
           rejectedSpans: Number(r.partialSuccess.rejectedSpans),
@@ -224,6 +254,41 @@ export class ContinuityService {
         },
       },
     });
+    // Metrics and logs: queued as they came (bytes), one request per export, never decoded.
+    const passthrough = new Map<PassthroughSignal, { queue: SpanQueue; forwarder: Forwarder }>();
+    for (const signal of PASSTHROUGH_SIGNALS) {
+      const q = new SpanQueue(PASSTHROUGH_QUEUE_BYTES);
+      passthrough.set(signal, {
+        queue: q,
+        forwarder: new Forwarder({
+          transport: transportOf(signal, passthroughEndpoint(config, signal)),
+          concurrency: config.downstream.concurrency,
+          maxBatchSpans: 1,
+          retry: config.downstream.retry,
+          queue: q,
+          encode: (items) =>
+            items[0]!.json
+              ? { body: items[0]!.json, json: true }
+              : { body: items[0]!.protobuf!, json: false },
+          // A downstream's partial success counts data points or log records, which the service
+          // does not count; the request was delivered.
+          readPartialSuccess: () => undefined,
+          observer: {
+            forwarded: (_n, of) => metrics.passthroughForwarded(signal, of.length),
+            dropped: (_n, reason, of) => {
+              metrics.passthroughDropped(signal, of.length, reason);
+              if (reason !== SERVICE_DROP_REASONS.noDownstream) {
+                log.warn(`${signal} requests dropped`, { requests: of.length, reason });
+              }
+            },
+            exportFailed: (reason, detail) => {
+              metrics.exportFailed(reason);
+              log.warn(`${signal} export to the downstream failed`, { reason, detail });
+            },
+          },
+        }),
+      });
+    }
 
     // The continuity page reads the correlator through a read-only view and hears each correlation.
     const page = continuityPageFromConfig(config.ui, {
@@ -240,6 +305,7 @@ export class ContinuityService {
       store,
       queue,
       forwarder,
+      passthrough,
       metrics,
       continuity,
       page,
@@ -261,8 +327,19 @@ export class ContinuityService {
       answered: (status) => metrics.request(status),
     };
     const separateMetrics = config.metrics.port !== undefined;
+    const passthroughTarget = (signal: PassthroughSignal): PassthroughTarget => ({
+      maxRequestBytes: config.server.maxRequestBytes,
+      requestTimeoutMs: config.server.requestTimeout,
+      tokenHash,
+      accept: (body, encoding) => service._acceptPassthrough(signal, body, encoding),
+      answered: (status) => metrics.request(status),
+    });
+    const metricsTarget = passthroughTarget('metrics');
+    const logsTarget = passthroughTarget('logs');
     service._server = createServiceServer({
       traces: (req, res) => service._track(handleTraces(req, res, target)),
+      metricsSignal: (req, res) => service._track(handlePassthrough(req, res, metricsTarget)),
+      logs: (req, res) => service._track(handlePassthrough(req, res, logsTarget)),
       metrics: separateMetrics ? undefined : (req, res) => metrics.handle(req, res),
       ui: separateMetrics ? undefined : page && ((req, res) => page.handle(req, res)),
       health: (_req, res) => sendText(res, 200, 'ok'),
@@ -276,6 +353,20 @@ export class ContinuityService {
       requestTimeoutMs: config.server.requestTimeout,
     });
     await listen(service._server, config.server.port, config.server.host);
+    const grpcPort = grpcPortOf(config);
+    if (grpcPort !== false) {
+      const grpc = await startGrpcServer(config.server.host, grpcPort, {
+        tokenHash,
+        maxMessageBytes: config.server.maxRequestBytes,
+        traces: (body) => service._grpcTraces(body),
+        passthrough: (signal, body) => service._acceptPassthrough(signal, body, 'protobuf'),
+        answered: (code) => metrics.request(GRPC_AS_HTTP[code] ?? 500),
+      }).catch(async (e: unknown) => {
+        await closeServer(service._server!);
+        throw e;
+      });
+      service._grpc = { ...grpc, host: config.server.host };
+    }
     if (separateMetrics) {
       service._metricsServer = createServiceServer({
         metrics: (req, res) => metrics.handle(req, res),
@@ -293,6 +384,7 @@ export class ContinuityService {
     service._ready = true;
     log.info('continuity serve listening', {
       otlp: `${service.url}${SERVICE_DEFAULTS.tracesPath}`,
+      ...(service.grpcAddress !== undefined && { grpc: service.grpcAddress }),
       metrics: `${service.metricsUrl}${SERVICE_DEFAULTS.metricsPath}`,
       ...(service.uiUrl && { ui: service.uiUrl }),
       downstream:
@@ -312,6 +404,13 @@ export class ContinuityService {
   /** `http://host:port/ui` of the continuity page, or undefined when `ui.enabled` is false. */
   get uiUrl(): string | undefined {
     return this._page ? `${this.metricsUrl}${SERVICE_DEFAULTS.uiPath}` : undefined;
+  }
+
+  /** `host:port` of the OTLP/gRPC listener, when gRPC is on. */
+  get grpcAddress(): string | undefined {
+    if (!this._grpc) return undefined;
+    const h = this._grpc.host.includes(':') ? `[${this._grpc.host}]` : this._grpc.host;
+    return `${h}:${this._grpc.port}`;
   }
 
   /** `http://host:port` of the listener serving `/metrics`. */
@@ -356,8 +455,12 @@ export class ContinuityService {
       }),
       left(),
     );
+    if (this._grpc) await stopGrpcServer(this._grpc.server, Math.min(left(), 2000));
     this._tick();
-    await this._forwarder.shutdown(left());
+    await Promise.all([
+      this._forwarder.shutdown(left()),
+      ...[...this._passthrough.values()].map((p) => p.forwarder.shutdown(left())),
+    ]);
     try {
       await this._store.close(correlatorSnapshot(this._correlator));
     } catch (e) {
@@ -473,6 +576,56 @@ export class ContinuityService {
         },
       };
     });
+  }
+
+  /** A trace request over gRPC: the same path as an OTLP/HTTP protobuf body. */
+  private async _grpcTraces(body: Buffer): Promise<PartialSuccess | undefined> {
+    const early = this._admit(0);
+    if (early) throw early;
+    const result = await this._ingestProtobuf(body);
+    if (result !== 'decode') return result;
+    let request: OtlpTraceRequest;
+    try {
+      request = decodeTraceRequest(body, 'protobuf');
+    } catch (e) {
+      if (e instanceof OtlpError) throw new MalformedRequest(e.message);
+      throw e;
+    }
+    return this._ingest(request, 'protobuf', body);
+  }
+
+  /**
+   * A metrics or logs request, queued for the downstream as it came (bytes, its encoding). Throws
+   * a {@link Refusal} when shutting down or when its queue is full.
+   */
+  private _acceptPassthrough(signal: PassthroughSignal, body: Buffer, encoding: OtlpEncoding): void {
+    if (this._closing) {
+      throw new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_UNAVAILABLE_S);
+    }
+    if (encoding === 'json' && this._config.downstream.protocol === 'grpc') {
+      throw new BodyError(
+        415,
+        'unsupported_media_type',
+        `OTLP/JSON ${signal} are passed through as they came, which needs an OTLP/HTTP downstream (downstream.protocol is grpc): send application/x-protobuf`,
+      );
+    }
+    const p = this._passthrough.get(signal)!;
+    const size = Math.max(1, body.length);
+    if (!p.queue.reserve(size)) {
+      throw p.forwarder.backingOff
+        ? new Refusal(
+            503,
+            `the downstream is failing and the ${signal} queue is full; retry later`,
+            RETRY_AFTER_UNAVAILABLE_S,
+          )
+        : new Refusal(429, `the ${signal} queue is full; retry later`, RETRY_AFTER_BUSY_S);
+    }
+    try {
+      p.queue.push(encoding === 'json' ? { spans: size, json: body } : { spans: size, protobuf: body });
+      p.forwarder.pump();
+    } finally {
+      p.queue.release(size);
+    }
   }
 
   /** Reserves queue room for `spans`, or throws the refusal to answer. */

@@ -89,7 +89,7 @@ describe('service configuration', () => {
           'downstream:',
           '  queueMaxSpans: -3',
           '  retry: { initialInterval: 5 }',
-          '  protocol: grpc',
+          '  protocol: thrift',
           'correlation: { postWindows: { sdk: soon } }',
         ].join('\n'),
       );
@@ -100,9 +100,7 @@ describe('service configuration', () => {
           expect.stringMatching(/^server\.prot: unknown key "prot"/),
           expect.stringMatching(/^downstream\.queueMaxSpans: expected a span count/),
           expect.stringMatching(/^downstream\.retry\.initialInterval: expected a duration with a unit/),
-          expect.stringMatching(
-            /^downstream\.protocol: expected http\/protobuf or http\/json \(gRPC is not supported/,
-          ),
+          expect.stringMatching(/^downstream\.protocol: expected http\/protobuf, http\/json or grpc/),
           expect.stringMatching(/^correlation\.postWindows\.sdk: expected a duration/),
         ]),
       );
@@ -187,13 +185,22 @@ describe('service configuration', () => {
     });
 
     it('names the variable behind a wrong value', () => {
-      expect(problemsOf(() => loadServiceConfig({ env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } }))).toEqual([
-        expect.stringMatching(
-          /^downstream\.protocol \(from OTEL_EXPORTER_OTLP_PROTOCOL\): expected http\/protobuf or http\/json/,
-        ),
-        // The generic variable applies to both signals, so the metrics export is named too.
-        expect.stringMatching(/^metrics\.otlp\.protocol \(from OTEL_EXPORTER_OTLP_PROTOCOL\)/),
-      ]);
+      expect(problemsOf(() => loadServiceConfig({ env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift' } }))).toEqual(
+        [
+          expect.stringMatching(
+            /^downstream\.protocol \(from OTEL_EXPORTER_OTLP_PROTOCOL\): expected http\/protobuf, http\/json or grpc/,
+          ),
+          // The generic variable applies to both signals, so the metrics export is named too.
+          expect.stringMatching(/^metrics\.otlp\.protocol \(from OTEL_EXPORTER_OTLP_PROTOCOL\)/),
+        ],
+      );
+      // grpc is for the span downstream; the service's own metrics push stays OTLP/HTTP.
+      const grpc = loadServiceConfig({
+        env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317' },
+      });
+      expect(grpc.downstream.protocol).toBe('grpc');
+      expect(grpc.metrics.otlp.endpoint).toBeUndefined();
+      expect(grpc.metrics.otlp.protocol).toBe('http/protobuf');
       expect(problemsOf(() => loadServiceConfig({ env: { CONTINUITY_SERVE_PORT: 'eighty' } }))).toEqual([
         expect.stringMatching(/^server\.port \(from CONTINUITY_SERVE_PORT\): expected a port number/),
       ]);

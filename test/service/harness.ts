@@ -13,10 +13,10 @@ import { stringify } from 'yaml';
 import { prometheusLabel } from '../../src/otel/semconv.js';
 import type { OtlpMetricsRequest } from '../../src/otlp/types.js';
 import {
-  METRICS_PATH,
   type ReceivedSpan,
   type ReceiverMode,
   startOtlpReceiver,
+  TRACES_PATH,
 } from '../support/otlp-receiver.js';
 
 const REPO = new URL('../..', import.meta.url).pathname;
@@ -125,6 +125,8 @@ export interface Downstream {
   port: number;
   spans: ReceivedSpan[];
   metrics: OtlpMetricsRequest[];
+  /** Every request body as it arrived, by path (traces, metrics, logs). */
+  raw: Array<{ path: string; contentType: string; body: Buffer }>;
   /** Trace export requests seen (including failed ones). */
   readonly attempts: number;
   readonly contentTypes: Set<string>;
@@ -140,12 +142,13 @@ export interface Downstream {
 /** Starts the downstream receiver on a free port of 127.0.0.1. */
 export async function startDownstream(): Promise<Downstream> {
   const r = await startOtlpReceiver();
-  const traced = () => r.attempts.filter((a) => a.path !== METRICS_PATH);
+  const traced = () => r.attempts.filter((a) => a.path === TRACES_PATH);
   return {
     base: r.endpoint,
     port: r.port,
     spans: r.spans,
     metrics: r.metrics,
+    raw: r.raw,
     get attempts() {
       return traced().length;
     },

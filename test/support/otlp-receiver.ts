@@ -34,6 +34,8 @@ import {
 export const TRACES_PATH = '/v1/traces';
 /** See {@link TRACES_PATH}. */
 export const METRICS_PATH = '/v1/metrics';
+/** Logs are kept as bytes (the codec has no logs schema): see {@link OtlpReceiver.raw}. */
+export const LOGS_PATH = '/v1/logs';
 
 /** A decoded span as the tests read it: the OTLP span, its ids and links, attributes as records. */
 export interface ReceivedSpan {
@@ -117,7 +119,7 @@ export type ReceiverMode =
 /** Options of {@link startOtlpReceiver}. */
 export interface ReceiverOptions {
   /** The signal paths accepted; any other path is an error (404). Default both traces and metrics. */
-  paths?: ReadonlyArray<typeof TRACES_PATH | typeof METRICS_PATH>;
+  paths?: ReadonlyArray<typeof TRACES_PATH | typeof METRICS_PATH | typeof LOGS_PATH>;
 }
 
 /** A running receiver. */
@@ -137,6 +139,8 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   /** Requests that could not be taken (unknown content type or path, a body that does not decode). */
   readonly errors: string[];
+  /** Every request body as it arrived (gzip undone), by path, in arrival order: for byte-for-byte checks. */
+  readonly raw: Array<{ path: string; contentType: string; body: Buffer }>;
   readonly mode: ReceiverMode;
   setMode(mode: ReceiverMode): void;
   /** Stops listening (connections refused) until {@link OtlpReceiver.reopen}. */
@@ -162,7 +166,8 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
 
 /** Starts a receiver on 127.0.0.1 with a free port. */
 export async function startOtlpReceiver(options: ReceiverOptions = {}): Promise<OtlpReceiver> {
-  const paths: ReadonlyArray<string> = options.paths ?? [TRACES_PATH, METRICS_PATH];
+  const paths: ReadonlyArray<string> = options.paths ?? [TRACES_PATH, METRICS_PATH, LOGS_PATH];
+  const raw: OtlpReceiver['raw'] = [];
   let mode: ReceiverMode = { kind: 'ok' };
   const attempts: Attempt[] = [];
   const requests: ReceivedRequest[] = [];
@@ -181,7 +186,7 @@ export async function startOtlpReceiver(options: ReceiverOptions = {}): Promise<
       res.writeHead(status, headers).end(body);
     };
     // The modes stand for a failing trace pipeline; metrics requests always go through.
-    const traced = path !== METRICS_PATH;
+    const traced = path === TRACES_PATH;
     if (mode.kind === 'fail' && traced) {
       const headers: Record<string, string> = {};
       if (mode.retryAfter !== undefined) headers['retry-after'] = String(mode.retryAfter);
@@ -208,6 +213,11 @@ export async function startOtlpReceiver(options: ReceiverOptions = {}): Promise<
     }
     try {
       const body = contentEncoding === 'gzip' ? gunzipSync(wire) : wire;
+      raw.push({ path, contentType, body });
+      if (path === LOGS_PATH) {
+        answer(200, headers, format === 'json' ? '{}' : Buffer.alloc(0));
+        return;
+      }
       const payload = format === 'json' ? body.toString('utf8') : new Uint8Array(body);
       const received = { path, format, contentType, headers: req.headers, body } as const;
       if (path === TRACES_PATH) {
@@ -253,6 +263,7 @@ export async function startOtlpReceiver(options: ReceiverOptions = {}): Promise<
     metrics,
     spans,
     errors,
+    raw,
     get mode() {
       return mode;
     },

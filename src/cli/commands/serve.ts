@@ -44,6 +44,7 @@ export function registerServe(program: Command): void {
       process.stdout.write(
         `${JSON.stringify({
           otlp: `${service.url}${SERVICE_DEFAULTS.tracesPath}`,
+          ...(service.grpcAddress !== undefined && { grpc: service.grpcAddress }),
           metrics: `${service.metricsUrl}${SERVICE_DEFAULTS.metricsPath}`,
           health: `${service.metricsUrl}${SERVICE_DEFAULTS.healthPath}`,
           ready: `${service.metricsUrl}${SERVICE_DEFAULTS.readyPath}`,
@@ -65,8 +66,9 @@ export function registerServe(program: Command): void {
         process.on('SIGTERM', onTerm);
         process.on('SIGINT', onInt);
       });
-      // Everything is closed; if a library still holds a handle, do not hang on it.
-      setTimeout(() => process.exit(process.exitCode ?? EXIT.ok), 2000).unref();
+      // Everything is closed; if a library still holds a handle (a metrics export cut at the
+      // shutdown deadline keeps retrying), do not let it stretch the stop past shutdown.timeout.
+      setTimeout(() => process.exit(process.exitCode ?? EXIT.ok), 100).unref();
     });
 }
 

@@ -1,0 +1,329 @@
+/**
+ * One export attempt to the downstream, over OTLP/HTTP or OTLP/gRPC, and what the OTLP
+ * specification says about retrying its outcome:
+ *
+ * - HTTP: 2xx succeeds; 429, 502, 503 and 504 are retryable (after `Retry-After` when sent);
+ *   any other status is final.
+ * - gRPC: OK succeeds; CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE, UNAVAILABLE and
+ *   DATA_LOSS are retryable, RESOURCE_EXHAUSTED only when the server sent a RetryInfo (then not
+ *   before its delay); any other code is final.
+ * - Network errors and timeouts are retryable on both.
+ *
+ * Messages are passed as bytes both ways (already-encoded OTLP), so nothing is re-encoded here.
+ */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { gzipSync } from 'node:zlib';
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { Reader, Writer } from 'protobufjs/light.js';
+
+/** The outcome of one attempt. */
+export type Attempt =
+  | { kind: 'ok'; body: Buffer }
+  | {
+      kind: 'fail';
+      /** A low-cardinality code for the failure counter: `status_503`, `grpc_14`, `network`, `timeout`. */
+      reason: string;
+      /** For the log: a status and a size, never the downstream's text (it may quote the payload). */
+      detail: string;
+      retryable: boolean;
+      /** The server's own wait (Retry-After, RetryInfo), ms. */
+      retryAfterMs?: number;
+      /** The attempt was cut at the shutdown deadline. */
+      aborted?: boolean;
+    };
+
+/** A way to send export requests of one signal. */
+export interface Transport {
+  /** One attempt; `json` marks an OTLP/JSON body (OTLP/HTTP only). */
+  send(body: Uint8Array, json: boolean): Promise<Attempt>;
+  /** Cuts every attempt in flight (shutdown deadline). */
+  abortAll(): void;
+  close(): void;
+}
+
+/** The three OTLP signals. */
+export type Signal = 'traces' | 'metrics' | 'logs';
+
+/** gRPC method paths of the OTLP collector services. */
+export const GRPC_PATHS: Readonly<Record<Signal, string>> = {
+  traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+  metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+  logs: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+};
+
+/** Options of a transport. */
+export interface TransportOptions {
+  url: string;
+  /** `http/protobuf`, `http/json` or `grpc`. */
+  protocol: 'http/protobuf' | 'http/json' | 'grpc';
+  signal: Signal;
+  headers: Readonly<Record<string, string>>;
+  compression: 'gzip' | 'none';
+  timeoutMs: number;
+  concurrency: number;
+}
+
+/** A transport for `options.protocol`. */
+export function createTransport(options: TransportOptions): Transport {
+  return options.protocol === 'grpc' ? new GrpcTransport(options) : new HttpTransport(options);
+}
+
+/** OTLP/HTTP: these statuses are retryable (the specification's list). */
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+/** Most bytes of a downstream response read (a partial success is small). */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Parses a `Retry-After` header (delay-seconds or an HTTP date) into milliseconds from `nowMs`.
+ * Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+class HttpTransport implements Transport {
+  private readonly _url: URL;
+  private readonly _agent: HttpAgent;
+  private readonly _inflight = new Set<() => void>();
+
+  constructor(private readonly _o: TransportOptions) {
+    this._url = new URL(_o.url);
+    const AgentClass = this._url.protocol === 'https:' ? HttpsAgent : HttpAgent;
+    this._agent = new AgentClass({ keepAlive: true, maxSockets: _o.concurrency });
+  }
+
+  send(raw: Uint8Array, json: boolean): Promise<Attempt> {
+    const body = this._o.compression === 'gzip' ? gzipSync(raw) : raw;
+    const send = this._url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const headers: Record<string, string | number> = {
+      ...this._o.headers,
+      'content-type': json ? 'application/json' : 'application/x-protobuf',
+      'content-length': body.byteLength,
+    };
+    if (this._o.compression === 'gzip') headers['content-encoding'] = 'gzip';
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (a: Attempt) => {
+        if (settled) return;
+        settled = true;
+        this._inflight.delete(abort);
+        resolve(a);
+      };
+      const req = send(
+        this._url,
+        { method: 'POST', headers, agent: this._agent, timeout: this._o.timeoutMs },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size <= MAX_RESPONSE_BYTES) chunks.push(c);
+          });
+          res.on('end', () => {
+            const code = res.statusCode ?? 0;
+            if (code >= 200 && code < 300) return settle({ kind: 'ok', body: Buffer.concat(chunks) });
+            const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
+            settle({
+              kind: 'fail',
+              reason: `status_${code}`,
+              detail: `HTTP ${code}, ${size} byte answer`,
+              retryable: RETRYABLE_STATUS.has(code),
+              ...(retryAfterMs !== undefined && { retryAfterMs }),
+            });
+          });
+          res.on('error', (e) =>
+            settle({ kind: 'fail', reason: 'network', detail: e.message, retryable: true }),
+          );
+        },
+      );
+      const abort = () => {
+        settle({
+          kind: 'fail',
+          reason: 'aborted',
+          detail: 'shutdown deadline',
+          retryable: false,
+          aborted: true,
+        });
+        req.destroy();
+      };
+      this._inflight.add(abort);
+      req.on('timeout', () => {
+        settle({
+          kind: 'fail',
+          reason: 'timeout',
+          detail: `no answer within ${this._o.timeoutMs} ms`,
+          retryable: true,
+        });
+        req.destroy();
+      });
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        settle({ kind: 'fail', reason: 'network', detail: e.code ?? e.message, retryable: true }),
+      );
+      req.end(body);
+    });
+  }
+
+  abortAll(): void {
+    for (const abort of [...this._inflight]) abort();
+  }
+
+  close(): void {
+    this._agent.destroy();
+  }
+}
+
+/** gRPC codes the OTLP specification makes retryable (RESOURCE_EXHAUSTED only with RetryInfo). */
+const RETRYABLE_CODES = new Set<number>([
+  status.CANCELLED,
+  status.DEADLINE_EXCEEDED,
+  status.ABORTED,
+  status.OUT_OF_RANGE,
+  status.UNAVAILABLE,
+  status.DATA_LOSS,
+]);
+
+const bytes = (b: Buffer) => b;
+
+class GrpcTransport implements Transport {
+  private readonly _client: Client;
+  private readonly _inflight = new Set<() => void>();
+
+  constructor(private readonly _o: TransportOptions) {
+    const url = new URL(_o.url);
+    const secure = url.protocol === 'https:';
+    const port = url.port || (secure ? '443' : '4317');
+    this._client = new Client(
+      `${url.hostname}:${port}`,
+      secure ? credentials.createSsl() : credentials.createInsecure(),
+      {
+        'grpc.max_send_message_length': -1,
+        ...(_o.compression === 'gzip' && { 'grpc.default_compression_algorithm': 2 }),
+      },
+    );
+  }
+
+  send(raw: Uint8Array, _json: boolean): Promise<Attempt> {
+    const metadata = new Metadata();
+    for (const [k, v] of Object.entries(this._o.headers)) metadata.set(k.toLowerCase(), v);
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (a: Attempt) => {
+        if (settled) return;
+        settled = true;
+        this._inflight.delete(abort);
+        resolve(a);
+      };
+      const call = this._client.makeUnaryRequest(
+        GRPC_PATHS[this._o.signal],
+        bytes,
+        bytes,
+        Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength),
+        metadata,
+        { deadline: Date.now() + this._o.timeoutMs },
+        (err: ServiceError | null, value?: Buffer) => {
+          if (!err) return settle({ kind: 'ok', body: value ?? Buffer.alloc(0) });
+          const retryAfterMs = retryInfoMs(err.metadata);
+          const retryable =
+            RETRYABLE_CODES.has(err.code) ||
+            (err.code === status.RESOURCE_EXHAUSTED && retryAfterMs !== undefined);
+          settle({
+            kind: 'fail',
+            reason: err.code === status.DEADLINE_EXCEEDED ? 'timeout' : `grpc_${err.code}`,
+            detail: `gRPC status ${err.code}`,
+            retryable,
+            ...(retryAfterMs !== undefined && { retryAfterMs }),
+          });
+        },
+      );
+      const abort = () => {
+        settle({
+          kind: 'fail',
+          reason: 'aborted',
+          detail: 'shutdown deadline',
+          retryable: false,
+          aborted: true,
+        });
+        call.cancel();
+      };
+      this._inflight.add(abort);
+    });
+  }
+
+  abortAll(): void {
+    for (const abort of [...this._inflight]) abort();
+  }
+
+  close(): void {
+    this._client.close();
+  }
+}
+
+const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
+/** Trailer carrying the `google.rpc.Status` with details (gRPC convention). */
+export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+
+/**
+ * The delay of a `google.rpc.RetryInfo` in a status's details, ms; undefined when there is none.
+ * Status { code = 1; message = 2; repeated Any details = 3 }, Any { type_url = 1; value = 2 },
+ * RetryInfo { Duration retry_delay = 1 }, Duration { int64 seconds = 1; int32 nanos = 2 }.
+ */
+export function retryInfoMs(metadata: Metadata | undefined): number | undefined {
+  const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
+  if (!Buffer.isBuffer(raw)) return undefined;
+  try {
+    const status = Reader.create(raw);
+    while (status.pos < status.len) {
+      const tag = status.uint32();
+      if (tag >>> 3 !== 3) {
+        status.skipType(tag & 7);
+        continue;
+      }
+      const any = Reader.create(status.bytes());
+      let type = '';
+      let value: Uint8Array | undefined;
+      while (any.pos < any.len) {
+        const t = any.uint32();
+        if (t >>> 3 === 1) type = any.string();
+        else if (t >>> 3 === 2) value = any.bytes();
+        else any.skipType(t & 7);
+      }
+      if (type !== RETRY_INFO_TYPE || !value) continue;
+      const info = Reader.create(value);
+      while (info.pos < info.len) {
+        const t = info.uint32();
+        if (t >>> 3 !== 1) {
+          info.skipType(t & 7);
+          continue;
+        }
+        const d = Reader.create(info.bytes());
+        let seconds = 0;
+        let nanos = 0;
+        while (d.pos < d.len) {
+          const u = d.uint32();
+          if (u >>> 3 === 1) seconds = Number(d.int64());
+          else if (u >>> 3 === 2) nanos = d.int32();
+          else d.skipType(u & 7);
+        }
+        return seconds * 1000 + Math.floor(nanos / 1e6);
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** A `google.rpc.Status` with one RetryInfo of `seconds`, for the status-details trailer. */
+export function statusWithRetryInfo(code: number, message: string, seconds: number): Buffer {
+  const duration = Writer.create().uint32(8).int64(seconds).finish();
+  const retryInfo = Writer.create().uint32(10).bytes(duration).finish();
+  const any = Writer.create().uint32(10).string(RETRY_INFO_TYPE).uint32(18).bytes(retryInfo).finish();
+  return Buffer.from(
+    Writer.create().uint32(8).int32(code).uint32(18).string(message).uint32(26).bytes(any).finish(),
+  );
+}

@@ -1,0 +1,288 @@
+/**
+ * OTLP/gRPC and the signals a Collector forwards. The real OpenTelemetry JS gRPC exporters
+ * (traces, metrics, logs, 0.223) and the OTLP/HTTP ones (metrics protobuf, logs JSON) send through
+ * `continuity serve` to a downstream: spans arrive with the continuity state on the post span,
+ * metrics and logs arrive as they were sent (byte for byte), and over a gRPC downstream too. A full
+ * queue is `RESOURCE_EXHAUSTED` with a RetryInfo, as the OTLP specification asks.
+ */
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
+import { OTLPLogExporter as HttpJsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
+import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Writer } from 'protobufjs/light.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { snapshotAttributes } from '../../src/otel/attributes.js';
+import { createContinuity } from '../../src/otel/extension.js';
+import {
+  ATTR_CONTINUITY_STATE,
+  ATTR_SESSION_ID,
+  SPAN_COMPACTION_POST,
+  SPAN_COMPACTION_PRE,
+} from '../../src/otel/semconv.js';
+import { encodeTraceRequest, recordToAttributes } from '../../src/otlp/index.js';
+import { GRPC_PATHS, retryInfoMs } from '../../src/service/transport.js';
+import { snap } from '../correlate/helpers.js';
+import { type GrpcReceiver, startGrpcReceiver } from '../support/grpc-receiver.js';
+import { LOGS_PATH } from '../support/otlp-receiver.js';
+import { type Downstream, post, type ServeProcess, startDownstream, startServe, waitFor } from './harness.js';
+
+const three = (scope: string) => ({
+  scope: { value: scope },
+  target: { value: 'main' },
+  acceptance_test: { value: 'npm test' },
+});
+
+/** A raw unary call to the service's gRPC listener; resolves with the error (or null). */
+function call(address: string, path: string, body: Buffer): Promise<ServiceError | null> {
+  const client = new Client(address, credentials.createInsecure());
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      new Metadata(),
+      (err) => {
+        client.close();
+        resolve(err);
+      },
+    );
+  });
+}
+
+/** A protobuf message of one field nobody defines (field 99): passed through, it must arrive as is. */
+const opaque = (text: string) =>
+  Buffer.from(
+    Writer.create()
+      .uint32((99 << 3) | 2)
+      .string(text)
+      .finish(),
+  );
+
+function compactionRequest(sessionId: string, seed: number): Buffer {
+  const span = (name: string, phase: 'pre' | 'post', n: number) => ({
+    traceId: n.toString(16).padStart(32, '0'),
+    spanId: n.toString(16).padStart(16, '0'),
+    name,
+    kind: 1,
+    startTimeUnixNano: '1764500000000000000',
+    endTimeUnixNano: '1764500000000000000',
+    attributes: recordToAttributes(
+      snapshotAttributes(
+        phase,
+        snap(sessionId, phase === 'pre' ? '2026-11-30T10:00:00Z' : '2026-11-30T10:05:00Z'),
+        {
+          boundaryId: `${sessionId}-b`,
+        },
+      ),
+    ),
+  });
+  return Buffer.from(
+    encodeTraceRequest(
+      {
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [span(SPAN_COMPACTION_PRE, 'pre', seed), span(SPAN_COMPACTION_POST, 'post', seed + 1)],
+              },
+            ],
+          },
+        ],
+      },
+      'protobuf',
+    ),
+  );
+}
+
+describe('continuity serve over OTLP/gRPC, with an OTLP/HTTP downstream', () => {
+  let downstream: Downstream;
+  let serve: ServeProcess;
+  let grpc: string;
+
+  beforeAll(async () => {
+    downstream = await startDownstream();
+    serve = await startServe({ config: { downstream: { endpoint: `${downstream.base}/v1/traces` } } });
+    grpc = JSON.parse(
+      serve
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('"continuity serve listening"'))!,
+    ).grpc as string;
+    expect(grpc).toMatch(/^127\.0\.0\.1:\d+$/);
+  });
+
+  afterAll(async () => {
+    await serve?.stop();
+    await downstream?.close();
+  });
+
+  it('takes traces, metrics and logs from the real gRPC exporters and forwards them', async () => {
+    const url = `http://${grpc}`;
+    // Traces: an agent span with what an LLM span carries, and a boundary from the extension.
+    const traceExporter = new GrpcTraceExporter({ url });
+    const provider = new BasicTracerProvider({
+      spanLimits: { attributeCountLimit: 2000, attributeValueLengthLimit: 100_000 },
+      spanProcessors: [new SimpleSpanProcessor(traceExporter)],
+    });
+    const tracer = provider.getTracer('agent');
+    const big = tracer.startSpan('chat model');
+    for (let i = 0; i < 1500; i++) big.setAttribute(`k${i}`, i);
+    big.setAttribute('gen_ai.input.messages', 'm'.repeat(20_000));
+    big.end();
+    const continuity = createContinuity({ tracer: provider.getTracer('continuity'), runtime: 'sdk' });
+    await continuity.capturePre('grpc-session', three('a'), { trigger: 'auto' });
+    await continuity.observePost('grpc-session', three('a'));
+    await provider.forceFlush();
+    // Metrics and logs over gRPC.
+    const reader = new PeriodicExportingMetricReader({
+      exporter: new GrpcMetricExporter({ url }),
+      exportIntervalMillis: 3_600_000,
+    });
+    const meters = new MeterProvider({ readers: [reader] });
+    meters.getMeter('m').createCounter('grpc.test.counter').add(3);
+    await reader.forceFlush();
+    const logs = new LoggerProvider({
+      processors: [new SimpleLogRecordProcessor({ exporter: new GrpcLogExporter({ url }) })],
+    });
+    logs.getLogger('l').emit({ body: 'hello-from-grpc-logs', severityText: 'INFO' });
+    await logs.forceFlush();
+
+    await waitFor('the post span enriched', () =>
+      downstream.spans.find(
+        (s) => s.span.name === SPAN_COMPACTION_POST && s.attributes[ATTR_CONTINUITY_STATE] === 'preserved',
+      ),
+    );
+    const chat = downstream.spans.find((s) => s.span.name === 'chat model')!;
+    expect(chat.span.attributes).toHaveLength(1501);
+    expect(String(chat.attributes['gen_ai.input.messages'])).toHaveLength(20_000);
+    await waitFor('the metrics', () =>
+      downstream.metrics.some((m) =>
+        m.resourceMetrics.some((rm) =>
+          rm.scopeMetrics.some((sm) => sm.metrics.some((x) => x.name === 'grpc.test.counter')),
+        ),
+      ),
+    );
+    await waitFor('the logs', () =>
+      downstream.raw.some((r) => r.path === LOGS_PATH && r.body.includes('hello-from-grpc-logs')),
+    );
+    await Promise.all([provider.shutdown(), meters.shutdown(), logs.shutdown()]);
+  });
+
+  it('takes metrics and logs from the real OTLP/HTTP exporters (protobuf and JSON)', async () => {
+    const reader = new PeriodicExportingMetricReader({
+      exporter: new ProtoMetricExporter({ url: `${serve.base}/v1/metrics` }),
+      exportIntervalMillis: 3_600_000,
+    });
+    const meters = new MeterProvider({ readers: [reader] });
+    meters.getMeter('m').createCounter('http.test.counter').add(1);
+    await reader.forceFlush();
+    const logs = new LoggerProvider({
+      processors: [
+        new SimpleLogRecordProcessor({ exporter: new HttpJsonLogExporter({ url: `${serve.base}/v1/logs` }) }),
+      ],
+    });
+    logs.getLogger('l').emit({ body: 'hello-from-http-logs' });
+    await logs.forceFlush();
+    await waitFor('the metrics', () =>
+      downstream.metrics.some((m) =>
+        m.resourceMetrics.some((rm) =>
+          rm.scopeMetrics.some((sm) => sm.metrics.some((x) => x.name === 'http.test.counter')),
+        ),
+      ),
+    );
+    const log = await waitFor('the JSON logs', () =>
+      downstream.raw.find((r) => r.path === LOGS_PATH && r.body.includes('hello-from-http-logs')),
+    );
+    expect(log.contentType).toMatch(/^application\/json/);
+    await Promise.all([meters.shutdown(), logs.shutdown()]);
+  });
+
+  it('passes metrics and logs byte for byte, over gRPC and HTTP', async () => {
+    const viaGrpc = opaque('metrics-over-grpc');
+    expect(await call(grpc, GRPC_PATHS.metrics, viaGrpc)).toBeNull();
+    const viaHttp = opaque('logs-over-http');
+    expect(
+      (await post(`${serve.base}/v1/logs`, viaHttp, { 'content-type': 'application/x-protobuf' })).status,
+    ).toBe(200);
+    await waitFor('both arrived', () => downstream.raw.filter((r) => r.body.includes('-over-')).length === 2);
+    expect(downstream.raw.find((r) => r.body.includes('metrics-over-grpc'))!.body.equals(viaGrpc)).toBe(true);
+    expect(downstream.raw.find((r) => r.body.includes('logs-over-http'))!.body.equals(viaHttp)).toBe(true);
+  });
+
+  it('answers INVALID_ARGUMENT for a trace message that is not a request', async () => {
+    const err = await call(grpc, GRPC_PATHS.traces, Buffer.from([0x0a, 0x7f]));
+    expect(err?.code).toBe(status.INVALID_ARGUMENT);
+    expect(err?.details).toMatch(/not a valid protobuf ExportTraceServiceRequest/);
+  });
+});
+
+describe('continuity serve with a gRPC downstream', () => {
+  let receiver: GrpcReceiver;
+  let serve: ServeProcess;
+
+  beforeAll(async () => {
+    receiver = await startGrpcReceiver();
+    serve = await startServe({
+      config: { downstream: { endpoint: receiver.endpoint, protocol: 'grpc', queueMaxSpans: 5 } },
+    });
+  });
+
+  afterAll(async () => {
+    await serve?.stop();
+    await receiver?.close();
+  });
+
+  it('forwards enriched spans and passed-through metrics over gRPC', async () => {
+    expect(
+      (
+        await post(serve.otlp, compactionRequest('to-grpc', 0x10), {
+          'content-type': 'application/x-protobuf',
+        })
+      ).status,
+    ).toBe(200);
+    const metrics = opaque('metrics-to-grpc');
+    expect(
+      (await post(`${serve.base}/v1/metrics`, metrics, { 'content-type': 'application/x-protobuf' })).status,
+    ).toBe(200);
+    await waitFor('the post span over gRPC', () =>
+      receiver.spans.find(
+        (s) =>
+          s.span.name === SPAN_COMPACTION_POST &&
+          s.attributes[ATTR_SESSION_ID] === 'to-grpc' &&
+          s.attributes[ATTR_CONTINUITY_STATE] === 'preserved',
+      ),
+    );
+    await waitFor('the metrics over gRPC', () =>
+      receiver.messages.find((m) => m.signal === 'metrics' && m.body.equals(metrics)),
+    );
+  });
+
+  it('answers RESOURCE_EXHAUSTED with a RetryInfo when the queue cannot take the request', async () => {
+    const spans = Array.from({ length: 10 }, (_, i) => ({
+      traceId: (i + 1).toString(16).padStart(32, '0'),
+      spanId: (i + 1).toString(16).padStart(16, '0'),
+      name: `s${i}`,
+      kind: 1,
+      startTimeUnixNano: '1',
+      endTimeUnixNano: '2',
+    }));
+    const body = Buffer.from(
+      encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'),
+    );
+    const grpc = JSON.parse(
+      serve
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('"continuity serve listening"'))!,
+    ).grpc as string;
+    const err = await call(grpc, GRPC_PATHS.traces, body);
+    expect(err?.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(retryInfoMs(err?.metadata)).toBe(1000);
+  });
+});
