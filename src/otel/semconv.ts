@@ -339,7 +339,7 @@ export const SERVICE_METRIC_DEFINITIONS = {
   [METRIC_SERVICE_REQUESTS]: {
     kind: 'counter',
     unit: '{request}',
-    description: 'OTLP/HTTP export requests answered, by HTTP status code.',
+    description: 'OTLP export requests answered (HTTP and gRPC), by HTTP status code.',
   },
   [METRIC_SERVICE_QUEUE_SIZE]: {
     kind: 'gauge',

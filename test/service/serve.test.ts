@@ -130,7 +130,8 @@ describe('continuity serve', () => {
       if (name === 'continuity_needs_human' || name.endsWith('_evictions_total')) continue;
       if (
         name.startsWith('continuity_service_spans_dropped') ||
-        name.startsWith('continuity_service_spans_rejected')
+        name.startsWith('continuity_service_spans_rejected') ||
+        name.startsWith('continuity_service_passthrough_dropped')
       )
         continue;
       expect(names, name).toContain(name);

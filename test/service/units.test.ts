@@ -16,6 +16,7 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
+import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import {
   attributesToRecord,
   decodeTraceRequest,
@@ -264,7 +265,10 @@ describe('enrichment', () => {
     });
     const check = rs!.scopeSpans[0]!.spans[0]!;
     expect(check.name).toBe(SPAN_CONTINUITY_CHECK);
-    expect(check.traceId).toBe(pre.traceId);
+    // In the session's trace; this pre span was in a trace of its own, so the check is under the
+    // session root, linked to the pre.
+    expect(check.traceId).toBe(sessionTraceId('lonely'));
+    expect(check.parentSpanId).toBe(sessionRootSpanId('lonely'));
     expect(check.links.map((l) => l.spanId)).toEqual([pre.spanId]);
     const attrs = attributesToRecord(check.attributes);
     expect(attrs[ATTR_SESSION_ID]).toBe('lonely');
