@@ -252,13 +252,15 @@ describe('the collector configurations feed the dashboard the names it queries',
     .static_configs[0]!.targets[0]!;
 
   for (const file of ['otelcol-gateway.yaml', 'otelcol-sidecar.yaml']) {
-    it(`${file}: spanmetrics with the dashboard's namespace and unit, exported where prometheus.yml scrapes`, () => {
+    it(`${file}: span_metrics with the dashboard's namespace and unit, exported where prometheus.yml scrapes`, () => {
       const doc = parse(readFileSync(configPath(file), 'utf8')) as Otelcol;
-      const spanmetrics = doc.connectors?.spanmetrics ?? {};
+      // The current component name (otelcol-contrib >= 0.157.0), not the deprecated spanmetrics.
+      expect(Object.keys(doc.connectors ?? {})).toEqual(['span_metrics']);
+      const spanmetrics = doc.connectors?.span_metrics ?? {};
       // Connector defaults: namespace traces.span.metrics, histogram unit ms. Ours: seconds.
       const namespace = (spanmetrics.namespace ?? 'traces.span.metrics').replaceAll('.', '_');
       const unit = spanmetrics.histogram?.unit ?? 'ms';
-      expect(unit, `${file} connectors.spanmetrics.histogram.unit`).toBe('s');
+      expect(unit, `${file} connectors.span_metrics.histogram.unit`).toBe('s');
       expect(`${namespace}_`).toBe(SPANMETRICS_PREFIXES.collector);
       expect(`${namespace}_calls_total`).toBe(SPANMETRICS_CALLS);
       expect(`${namespace}_duration_${unit === 'ms' ? 'milliseconds' : 'seconds'}`).toBe(

@@ -9,7 +9,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ATTR_SESSION_ID } from '../../src/otel/semconv.js';
 import { loadServiceConfig, SERVICE_DEFAULTS } from '../../src/service/config.js';
 
 const DIR = new URL('../../collector-config/', import.meta.url).pathname;
@@ -34,9 +33,11 @@ const typeOf = (id: string) => id.split('/')[0]!;
 
 /**
  * Top-level keys each component type accepts, from the collector's documentation: receiver otlp
- * and exporters otlp/otlphttp (opentelemetry-collector READMEs), loadbalancing (contrib
+ * and exporters otlp_grpc/otlp_http (opentelemetry-collector READMEs), load_balancing (contrib
  * config.schema.yaml: protocol, resolver, routing_key, routing_attributes, sending_queue, timeout,
- * retry_on_failure), spanmetrics (contrib README), prometheus exporter and the two processors.
+ * retry_on_failure), span_metrics (contrib README), prometheus exporter and the two processors.
+ * Only the current component names: the deprecated aliases (otlp, otlphttp, loadbalancing,
+ * spanmetrics as exporter or connector types) log a warning in current releases.
  */
 const KNOWN_KEYS: Record<string, Record<string, readonly string[]>> = {
   receivers: { otlp: ['protocols'] },
@@ -51,8 +52,8 @@ const KNOWN_KEYS: Record<string, Record<string, readonly string[]>> = {
     batch: ['send_batch_size', 'send_batch_max_size', 'timeout'],
   },
   exporters: {
-    otlp: ['endpoint', 'tls', 'timeout', 'headers', 'compression', 'retry_on_failure', 'sending_queue'],
-    otlphttp: [
+    otlp_grpc: ['endpoint', 'tls', 'timeout', 'headers', 'compression', 'retry_on_failure', 'sending_queue'],
+    otlp_http: [
       'endpoint',
       'traces_endpoint',
       'metrics_endpoint',
@@ -65,7 +66,7 @@ const KNOWN_KEYS: Record<string, Record<string, readonly string[]>> = {
       'retry_on_failure',
       'sending_queue',
     ],
-    loadbalancing: [
+    load_balancing: [
       'protocol',
       'resolver',
       'routing_key',
@@ -86,7 +87,7 @@ const KNOWN_KEYS: Record<string, Record<string, readonly string[]>> = {
     ],
   },
   connectors: {
-    spanmetrics: [
+    span_metrics: [
       'histogram',
       'dimensions',
       'exclude_dimensions',
@@ -104,12 +105,8 @@ function port(endpoint: string): number {
 }
 
 describe('collector configurations', () => {
-  it('exist for the gateway, the sidecar and the per-instance relay', () => {
-    expect(COLLECTOR_FILES.sort()).toEqual([
-      'otelcol-gateway.yaml',
-      'otelcol-relay.yaml',
-      'otelcol-sidecar.yaml',
-    ]);
+  it('exist for the gateway and the sidecar (no relay: continuity serve speaks OTLP/gRPC)', () => {
+    expect(COLLECTOR_FILES.sort()).toEqual(['otelcol-gateway.yaml', 'otelcol-sidecar.yaml']);
   });
 
   for (const file of COLLECTOR_FILES) {
@@ -179,16 +176,21 @@ describe('collector configurations', () => {
     });
   }
 
-  it('sends to continuity serve at its default address and path', () => {
-    const expected = `http://${SERVICE_DEFAULTS.host}:${SERVICE_DEFAULTS.port}${SERVICE_DEFAULTS.tracesPath}`;
-    for (const file of ['otelcol-sidecar.yaml', 'otelcol-relay.yaml']) {
-      const exporter = load(file).exporters!['otlphttp/continuity']!;
-      expect(exporter.traces_endpoint, file).toBe(expected);
-    }
-    // The service's own configuration for the sidecar keeps those defaults.
+  it('keeps continuity serve on its defaults beside the sidecar', () => {
+    // Agents send to the service directly (OTLP/gRPC and OTLP/HTTP), so the sidecar collector
+    // listens on neither of its ports.
     const config = loadServiceConfig({ file: join(DIR, 'continuity-serve.yaml'), env: {} });
     expect(config.server.host).toBe(SERVICE_DEFAULTS.host);
     expect(config.server.port).toBe(SERVICE_DEFAULTS.port);
+    expect(config.server.grpcPort).toBe(SERVICE_DEFAULTS.grpcPort);
+    const sidecar = load('otelcol-sidecar.yaml');
+    const ports = Object.values(sidecar.receivers ?? {}).flatMap((r) =>
+      Object.values((r as { protocols: Record<string, { endpoint: string }> }).protocols).map((p) =>
+        port(p.endpoint),
+      ),
+    );
+    expect(ports).not.toContain(SERVICE_DEFAULTS.port);
+    expect(ports).not.toContain(SERVICE_DEFAULTS.grpcPort);
   });
 
   it('has continuity serve forward to the collector’s otlp/enriched receiver', () => {
@@ -207,19 +209,27 @@ describe('collector configurations', () => {
     expect(Number(url.port)).not.toBe(SERVICE_DEFAULTS.port);
   });
 
-  it('routes by session in the gateway, to the relays’ OTLP/gRPC port', () => {
-    const lb = load('otelcol-gateway.yaml').exporters!.loadbalancing as {
-      routing_key: string;
-      routing_attributes: string[];
+  it('routes by trace id in the gateway (the default), straight to the instances’ OTLP/gRPC port', () => {
+    const lb = load('otelcol-gateway.yaml').exporters!.load_balancing as {
+      routing_key?: string;
+      routing_attributes?: string[];
       protocol: { otlp: object };
       resolver: { static: { hostnames: string[] } };
     };
-    expect(lb.routing_key).toBe('attributes');
-    expect(lb.routing_attributes).toEqual([ATTR_SESSION_ID]);
+    expect(lb.routing_key ?? 'traceID').toBe('traceID');
+    expect(lb.routing_attributes).toBeUndefined();
     expect(Object.keys(lb.protocol)).toEqual(['otlp']);
-    const relay = load('otelcol-relay.yaml').receivers!.otlp as { protocols: { grpc: { endpoint: string } } };
     expect(lb.resolver.static.hostnames.length).toBeGreaterThan(1);
-    for (const h of lb.resolver.static.hostnames) expect(port(h)).toBe(port(relay.protocols.grpc.endpoint));
+    for (const h of lb.resolver.static.hostnames) expect(port(h)).toBe(SERVICE_DEFAULTS.grpcPort);
+  });
+
+  it('uses no deprecated component name', () => {
+    for (const file of COLLECTOR_FILES) {
+      const doc = load(file);
+      const types = [...Object.keys(doc.exporters ?? {}), ...Object.keys(doc.connectors ?? {})].map(typeOf);
+      for (const old of ['otlp', 'otlphttp', 'loadbalancing', 'spanmetrics'])
+        expect(types, file).not.toContain(old);
+    }
   });
 
   it('matches the Prometheus scrape configuration: the service’s /metrics and the collector’s exporter', () => {
