@@ -12,6 +12,10 @@
 // 2. Memory per pending boundary with 5 decisions at 100 000 pending boundaries: the correlator's
 //    heap (in process, after GC) against an empty one; and the service's resident memory growth
 //    from /metrics after 100 000 pre spans were sent to it.
+// 3. A million pending boundaries (BENCH_SERVE_PENDING to change it; 1 decision each): resident
+//    memory per boundary, how long each background snapshot took (the worker's own figure, from
+//    the service log) and the final one at SIGTERM, and the longest answer to a one-span probe
+//    request sent every 25 ms throughout (against the median probe: what persistence adds).
 //
 // Run: npm run bench (builds first), or node --expose-gc bench/run.js service after `npm run build`.
 import { spawn } from 'node:child_process';
@@ -238,6 +242,7 @@ async function child(args, env) {
   return {
     otlp: /** @type {string} */ (addr.otlp),
     metrics: /** @type {string | undefined} */ (addr.metrics),
+    stderr: () => err,
     stop: () =>
       new Promise((resolve) => {
         proc.once('exit', () => resolve(undefined));
@@ -425,11 +430,120 @@ async function main() {
     );
     await svc.stop();
     rmSync(memDir, { recursive: true, force: true });
+
+    // ── 3. A million pending boundaries ──
+    await million(sink.url);
   } finally {
     await sink.close();
     clientAgent.destroy();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** Section 3: memory, snapshot time and the longest probe answer at a million pending. @param {string} sinkUrl */
+async function million(sinkUrl) {
+  const TOTAL = Number(process.env.BENCH_SERVE_PENDING ?? 1_000_000);
+  const PER = 2000;
+  console.log(
+    `\n${fmt(TOTAL)} pending boundaries (1 decision each), background snapshots every 128 MiB of journal:`,
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'bench-serve-million-'));
+  const file = join(dir, 'bench.yaml');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { port: 0 },
+      downstream: { endpoint: sinkUrl, queueMaxSpans: 1_000_000 },
+      correlation: { maxPendingBoundaries: TOTAL + 100_000, postWindows: { sdk: '24h' } },
+      state: { dir: join(dir, 'state'), compactAfterBytes: '128MiB' },
+      log: { level: 'info' },
+    }),
+  );
+  const svc = await child([BIN, 'serve', '--config', file], { NODE_OPTIONS: '--max-old-space-size=8192' });
+  const scrapeLine = async (/** @type {RegExp} */ re) => {
+    const text = await new Promise((resolve, reject) => {
+      request(/** @type {string} */ (svc.metrics), (res) => {
+        let body = '';
+        res.on('data', (d) => {
+          body += d;
+        });
+        res.on('end', () => resolve(body));
+      })
+        .on('error', reject)
+        .end();
+    });
+    return Number(re.exec(/** @type {string} */ (text))?.[1]);
+  };
+  const RSS = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m;
+  const rssBefore = await scrapeLine(RSS);
+  const pre = (/** @type {number} */ from) => {
+    /** @type {unknown[]} */
+    const spans = [];
+    for (let k = 0; k < PER; k++) {
+      const i = from + k;
+      const sid = `mil-${i}`;
+      const at = '2026-11-30T10:00:00Z';
+      spans.push(
+        span('continuity.compaction.pre', {
+          ...snapshotAttributes(
+            'pre',
+            {
+              sessionId: sid,
+              capturedAt: at,
+              normalizerVersion: 1,
+              decisions: { scope: { digest: DIGEST(1), revision: 1, observedAt: at, source: 'task-record' } },
+            },
+            { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' },
+          ),
+        }),
+      );
+    }
+    return Buffer.from(encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'));
+  };
+  const probeBody = Buffer.from(
+    encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans: [span('probe', {})] }] }] }, 'protobuf'),
+  );
+  /** @type {number[]} */
+  const probes = [];
+  let filling = true;
+  const probe = (async () => {
+    while (filling) {
+      const t0 = performance.now();
+      await post(svc.otlp, probeBody);
+      probes.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  })();
+  const t0 = performance.now();
+  for (let from = 0; from < TOTAL; from += PER) await post(svc.otlp, pre(from));
+  const fillS = (performance.now() - t0) / 1000;
+  filling = false;
+  await probe;
+  const pending = await scrapeLine(/^continuity_pending\{[^}]*\} (\S+)$/m);
+  const rss = await scrapeLine(RSS);
+  const snapshots = svc
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('"pending-state snapshot written"'))
+    .map((l) => JSON.parse(l));
+  const stop0 = performance.now();
+  await svc.stop();
+  const stopMs = performance.now() - stop0;
+  const sorted = [...probes].sort((a, b) => a - b);
+  console.log(
+    `  filled in ${fillS.toFixed(0)} s (${fmt(pending / fillS)} pre spans/s, 1 request of ${PER} in flight)`,
+  );
+  console.log(
+    `  service resident memory growth             ${fmt((rss - rssBefore) / pending)} bytes per boundary  (${fmt((rss - rssBefore) / 1048576)} MiB for ${fmt(pending)})`,
+  );
+  console.log(
+    `  background snapshots (worker thread)       ${snapshots.map((x) => `${fmt(x.entries)} entries in ${(x.ms / 1000).toFixed(1)} s`).join('; ') || 'none'}`,
+  );
+  console.log(`  stop with the final snapshot of all        ${(stopMs / 1000).toFixed(1)} s`);
+  console.log(
+    `  one-span probe every 25 ms during the fill: median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]?.toFixed(1)} ms, longest ${sorted.at(-1)?.toFixed(1)} ms (${probes.length} probes; a probe waits behind the ${PER}-span request in progress)`,
+  );
+  rmSync(dir, { recursive: true, force: true });
 }
 
 // ── The relay baseline (this file, run as a child with --relay <downstream url>) ─────────────

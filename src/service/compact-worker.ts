@@ -18,15 +18,15 @@ export interface CompactJob {
   nowMs: number;
 }
 
-async function run(job: CompactJob): Promise<void> {
+async function run(job: CompactJob): Promise<number> {
   const state = await readState(job.dir, { uptoSeq: job.seq });
   const correlator = new Correlator(job.correlator);
   rebuildCorrelator(correlator, state, job.nowMs);
-  await writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator));
+  return writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator));
 }
 
 run(workerData as CompactJob).then(
-  () => parentPort?.postMessage({ ok: true }),
+  (entries) => parentPort?.postMessage({ ok: true, entries }),
   (e: unknown) =>
     parentPort?.postMessage({ ok: false, error: (e as NodeJS.ErrnoException).code ?? String(e) }),
 );

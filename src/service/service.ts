@@ -861,10 +861,13 @@ function snapshotInWorker(
       workerData: { dir, seq, correlator, nowMs: Date.now() },
     });
     let settled = false;
-    worker.once('message', (m: { ok: boolean; error?: string }) => {
+    const started = Date.now();
+    worker.once('message', (m: { ok: boolean; error?: string; entries?: number }) => {
       settled = true;
-      if (m.ok) resolve();
-      else {
+      if (m.ok) {
+        log.info('pending-state snapshot written', { seq, entries: m.entries, ms: Date.now() - started });
+        resolve();
+      } else {
         log.warn('pending-state snapshot failed; the journals stay', { detail: m.error ?? 'unknown' });
         reject(new Error(m.error));
       }

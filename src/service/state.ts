@@ -384,9 +384,10 @@ function removeJournalsBefore(dir: string, startSeq: number): void {
  * in chunks with the event loop free between them, so memory stays at a chunk and the process
  * keeps serving while a large snapshot is written.
  */
-export async function writeSnapshot(dir: string, seq: number, source: SnapshotSource): Promise<void> {
+export async function writeSnapshot(dir: string, seq: number, source: SnapshotSource): Promise<number> {
   const tmp = join(dir, `${SNAPSHOT_FILE}.tmp`);
   const fh = await open(tmp, 'w', 0o600);
+  let written = 0;
   try {
     let chunk: string[] = [encodeLine({ format: FORMAT, seq, meta: source.meta })];
     let count = 0;
@@ -401,11 +402,13 @@ export async function writeSnapshot(dir: string, seq: number, source: SnapshotSo
     chunk.push(encodeLine({ end: count }));
     await writeFully(fh, Buffer.from(chunk.join('')));
     await fh.sync();
+    written = count;
   } finally {
     await fh.close();
   }
   await rename(tmp, join(dir, SNAPSHOT_FILE));
   fsyncDir(dir);
+  return written;
 }
 
 function takeLock(dir: string): void {
