@@ -312,6 +312,21 @@ async function throughput(url, bodies, sink) {
   return (bodies.length * BATCH) / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
+/** The body of a GET. @param {string} url @returns {Promise<string>} */
+function getText(url) {
+  return new Promise((resolve, reject) => {
+    request(url, (res) => {
+      let body = '';
+      res.on('data', (d) => {
+        body += d;
+      });
+      res.on('end', () => resolve(body));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 /** @param {number[]} xs */
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -401,17 +416,7 @@ async function main() {
       correlation: { maxPendingBoundaries: 2 * PENDING, postWindows: { sdk: '24h' } },
     });
     const rss = async () => {
-      const text = await new Promise((resolve, reject) => {
-        request(/** @type {string} */ (svc.metrics), (res) => {
-          let body = '';
-          res.on('data', (d) => {
-            body += d;
-          });
-          res.on('end', () => resolve(body));
-        })
-          .on('error', reject)
-          .end();
-      });
+      const text = await getText(/** @type {string} */ (svc.metrics));
       const m = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
       const p = /^continuity_pending\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
       return { rss: Number(m?.[1]), pending: Number(p?.[1]) };
@@ -460,20 +465,8 @@ async function million(sinkUrl) {
     }),
   );
   const svc = await child([BIN, 'serve', '--config', file], { NODE_OPTIONS: '--max-old-space-size=8192' });
-  const scrapeLine = async (/** @type {RegExp} */ re) => {
-    const text = await new Promise((resolve, reject) => {
-      request(/** @type {string} */ (svc.metrics), (res) => {
-        let body = '';
-        res.on('data', (d) => {
-          body += d;
-        });
-        res.on('end', () => resolve(body));
-      })
-        .on('error', reject)
-        .end();
-    });
-    return Number(re.exec(/** @type {string} */ (text))?.[1]);
-  };
+  const scrapeLine = async (/** @type {RegExp} */ re) =>
+    Number(re.exec(await getText(/** @type {string} */ (svc.metrics)))?.[1]);
   const RSS = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m;
   const rssBefore = await scrapeLine(RSS);
   const pre = (/** @type {number} */ from) => {

@@ -53,11 +53,10 @@ function method(path: string) {
   } as const;
 }
 
-const SERVICES: Record<Signal, ServiceDefinition> = {
-  traces: { Export: method(GRPC_PATHS.traces) } as unknown as ServiceDefinition,
-  metrics: { Export: method(GRPC_PATHS.metrics) } as unknown as ServiceDefinition,
-  logs: { Export: method(GRPC_PATHS.logs) } as unknown as ServiceDefinition,
-};
+/** The OTLP collector service of `signal` with its one `Export` method, messages as bytes. */
+export function exportService(signal: Signal): ServiceDefinition {
+  return { Export: method(GRPC_PATHS[signal]) } as unknown as ServiceDefinition;
+}
 
 /** An Export*ServiceResponse with `partial_success { 1: rejected, 2: message }` (field 1). */
 function partialResponse(partial: PartialSuccess | undefined): Buffer {
@@ -137,7 +136,7 @@ export async function startGrpcServer(
       }
     };
   for (const signal of ['traces', 'metrics', 'logs'] as const) {
-    server.addService(SERVICES[signal], { Export: handler(signal) });
+    server.addService(exportService(signal), { Export: handler(signal) });
   }
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, p) => {

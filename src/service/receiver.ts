@@ -88,11 +88,26 @@ function authorized(req: IncomingMessage, tokenHash: Buffer | undefined): boolea
   return tokenMatches(header.slice(7).trim(), tokenHash);
 }
 
-/** Handles one `POST /v1/traces`. Never throws; every path answers exactly once. */
-export async function handleTraces(
+/** What every OTLP/HTTP receiver path needs. */
+interface BodyTarget {
+  maxRequestBytes: number;
+  requestTimeoutMs: number;
+  tokenHash: Buffer | undefined;
+  answered(status: number): void;
+}
+
+/**
+ * The steps every OTLP/HTTP export path shares: authentication, content type and coding, an early
+ * refusal, the body (size limit, timeout, decompression), then `handle` with the body, and the
+ * answer the specification asks for, whatever `handle` throws (Refusal, MalformedRequest,
+ * BodyError). Never throws; every path answers exactly once.
+ */
+async function receive(
   req: IncomingMessage,
   res: ServerResponse,
-  target: ReceiverTarget,
+  target: BodyTarget,
+  admit: () => Refusal | undefined,
+  handle: (body: Buffer, encoding: OtlpEncoding) => Promise<PartialSuccess | undefined>,
 ): Promise<void> {
   let encoding: OtlpEncoding | undefined;
   const answer = (status: number, message: string, options: Parameters<typeof sendError>[4] = {}) => {
@@ -109,47 +124,24 @@ export async function handleTraces(
     }
     encoding = encodingOf(req.headers['content-type']);
     const coding = codingOf(req.headers['content-encoding']);
-    const early = target.admit();
+    const early = admit();
     if (early) {
       req.resume();
       answer(early.status, early.message, { retryAfterSeconds: early.retryAfterSeconds });
       return;
     }
-    const limits = { maxBytes: target.maxRequestBytes, timeoutMs: target.requestTimeoutMs };
-    const raw = await readRawBody(req, limits);
+    const raw = await readRawBody(req, {
+      maxBytes: target.maxRequestBytes,
+      timeoutMs: target.requestTimeoutMs,
+    });
     const body = await decodeBody(raw, coding, target.maxRequestBytes);
-    if (encoding === 'protobuf') {
-      let result: PartialSuccess | undefined | 'decode';
-      try {
-        result = await target.ingestProtobuf(body);
-      } catch (e) {
-        if (!(e instanceof MalformedRequest)) throw e;
-        answer(400, `cannot decode the ExportTraceServiceRequest (protobuf): ${e.message}`);
-        return;
-      }
-      if (result !== 'decode') {
-        target.answered(200);
-        sendSuccess(res, encoding, result);
-        return;
-      }
-    }
-    let request: OtlpTraceRequest;
-    try {
-      request = decodeTraceRequest(body, encoding);
-    } catch (e) {
-      if (e instanceof OtlpError) {
-        answer(400, `cannot decode the ExportTraceServiceRequest (${encoding}): ${e.message}`);
-        return;
-      }
-      throw e;
-    }
-    const partial = await target.ingest(request, encoding, body);
+    const partial = await handle(body, encoding);
     target.answered(200);
     sendSuccess(res, encoding, partial);
   } catch (e) {
     if (e instanceof BodyError) {
-      // Drain what the client still sends, so it can read the answer; after a 413 or a timeout close
-      // the connection rather than reading an unbounded or stalled body to its end.
+      // Drain what the client still sends, so it can read the answer; after a 413 or a timeout
+      // close the connection rather than reading an unbounded or stalled body to its end.
       req.resume();
       answer(e.status, e.message, {
         close: e.status === 413 || e.code === 'timeout',
@@ -157,20 +149,48 @@ export async function handleTraces(
       });
     } else if (e instanceof Refusal) {
       answer(e.status, e.message, { retryAfterSeconds: e.retryAfterSeconds });
+    } else if (e instanceof MalformedRequest) {
+      answer(400, e.message);
     } else {
       answer(500, `internal error: ${(e as Error).message ?? String(e)}`);
     }
   }
 }
 
+/** Handles one `POST /v1/traces`. Never throws; every path answers exactly once. */
+export function handleTraces(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: ReceiverTarget,
+): Promise<void> {
+  return receive(req, res, target, target.admit, async (body, encoding) => {
+    if (encoding === 'protobuf') {
+      let result: PartialSuccess | undefined | 'decode';
+      try {
+        result = await target.ingestProtobuf(body);
+      } catch (e) {
+        if (!(e instanceof MalformedRequest)) throw e;
+        throw new MalformedRequest(`cannot decode the ExportTraceServiceRequest (protobuf): ${e.message}`);
+      }
+      if (result !== 'decode') return result;
+    }
+    let request: OtlpTraceRequest;
+    try {
+      request = decodeTraceRequest(body, encoding);
+    } catch (e) {
+      if (e instanceof OtlpError) {
+        throw new MalformedRequest(`cannot decode the ExportTraceServiceRequest (${encoding}): ${e.message}`);
+      }
+      throw e;
+    }
+    return target.ingest(request, encoding, body);
+  });
+}
+
 /** What the pass-through receiver (metrics, logs) needs from the service. */
-export interface PassthroughTarget {
-  maxRequestBytes: number;
-  requestTimeoutMs: number;
-  tokenHash: Buffer | undefined;
+export interface PassthroughTarget extends BodyTarget {
   /** Queues the request as it came (in its encoding). Throws {@link Refusal}. */
   accept(body: Buffer, encoding: OtlpEncoding): void;
-  answered(status: number): void;
 }
 
 /**
@@ -178,45 +198,19 @@ export interface PassthroughTarget {
  * downstream as it came, never decoded (the service does nothing to metrics and logs); the answer
  * is an empty Export*ServiceResponse in the request's encoding. Never throws.
  */
-export async function handlePassthrough(
+export function handlePassthrough(
   req: IncomingMessage,
   res: ServerResponse,
   target: PassthroughTarget,
 ): Promise<void> {
-  let encoding: OtlpEncoding | undefined;
-  const answer = (status: number, message: string, options: Parameters<typeof sendError>[4] = {}) => {
-    target.answered(status);
-    sendError(res, status, encoding, message, options);
-  };
-  try {
-    if (!authorized(req, target.tokenHash)) {
-      req.resume();
-      answer(401, 'missing or wrong bearer token: send Authorization: Bearer <token> (server.bearerToken)', {
-        headers: { 'www-authenticate': 'Bearer' },
-      });
-      return;
-    }
-    encoding = encodingOf(req.headers['content-type']);
-    const coding = codingOf(req.headers['content-encoding']);
-    const raw = await readRawBody(req, {
-      maxBytes: target.maxRequestBytes,
-      timeoutMs: target.requestTimeoutMs,
-    });
-    const body = await decodeBody(raw, coding, target.maxRequestBytes);
-    target.accept(body, encoding);
-    target.answered(200);
-    sendSuccess(res, encoding);
-  } catch (e) {
-    if (e instanceof BodyError) {
-      req.resume();
-      answer(e.status, e.message, {
-        close: e.status === 413 || e.code === 'timeout',
-        ...(e.code === 'timeout' && { retryAfterSeconds: 1 }),
-      });
-    } else if (e instanceof Refusal) {
-      answer(e.status, e.message, { retryAfterSeconds: e.retryAfterSeconds });
-    } else {
-      answer(500, `internal error: ${(e as Error).message ?? String(e)}`);
-    }
-  }
+  return receive(
+    req,
+    res,
+    target,
+    () => undefined,
+    async (body, encoding) => {
+      target.accept(body, encoding);
+      return undefined;
+    },
+  );
 }

@@ -86,6 +86,41 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
+/** The attempt cut at the shutdown deadline. */
+const ABORTED: Attempt = {
+  kind: 'fail',
+  reason: 'aborted',
+  detail: 'shutdown deadline',
+  retryable: false,
+  aborted: true,
+};
+
+/**
+ * One attempt that settles once: `start` begins it with `settle` and returns how to cut it; the
+ * cut is registered in `inflight` until the attempt settles (see {@link Transport.abortAll}).
+ */
+function attempt(
+  inflight: Set<() => void>,
+  start: (settle: (a: Attempt) => void) => () => void,
+): Promise<Attempt> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let cut: () => void = () => undefined;
+    const abort = () => {
+      settle(ABORTED);
+      cut();
+    };
+    const settle = (a: Attempt) => {
+      if (settled) return;
+      settled = true;
+      inflight.delete(abort);
+      resolve(a);
+    };
+    inflight.add(abort);
+    cut = start(settle);
+  });
+}
+
 class HttpTransport implements Transport {
   private readonly _url: URL;
   private readonly _agent: HttpAgent;
@@ -106,14 +141,7 @@ class HttpTransport implements Transport {
       'content-length': body.byteLength,
     };
     if (this._o.compression === 'gzip') headers['content-encoding'] = 'gzip';
-    return new Promise((resolve) => {
-      let settled = false;
-      const settle = (a: Attempt) => {
-        if (settled) return;
-        settled = true;
-        this._inflight.delete(abort);
-        resolve(a);
-      };
+    return attempt(this._inflight, (settle) => {
       const req = send(
         this._url,
         { method: 'POST', headers, agent: this._agent, timeout: this._o.timeoutMs },
@@ -165,6 +193,7 @@ class HttpTransport implements Transport {
         settle({ kind: 'fail', reason: 'network', detail: e.code ?? e.message, retryable: true }),
       );
       req.end(body);
+      return () => req.destroy();
     });
   }
 
@@ -210,14 +239,7 @@ class GrpcTransport implements Transport {
   send(raw: Uint8Array, _json: boolean): Promise<Attempt> {
     const metadata = new Metadata();
     for (const [k, v] of Object.entries(this._o.headers)) metadata.set(k.toLowerCase(), v);
-    return new Promise((resolve) => {
-      let settled = false;
-      const settle = (a: Attempt) => {
-        if (settled) return;
-        settled = true;
-        this._inflight.delete(abort);
-        resolve(a);
-      };
+    return attempt(this._inflight, (settle) => {
       const call = this._client.makeUnaryRequest(
         GRPC_PATHS[this._o.signal],
         bytes,
@@ -240,17 +262,7 @@ class GrpcTransport implements Transport {
           });
         },
       );
-      const abort = () => {
-        settle({
-          kind: 'fail',
-          reason: 'aborted',
-          detail: 'shutdown deadline',
-          retryable: false,
-          aborted: true,
-        });
-        call.cancel();
-      };
-      this._inflight.add(abort);
+      return () => call.cancel();
     });
   }
 
@@ -267,6 +279,15 @@ const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 /** Trailer carrying the `google.rpc.Status` with details (gRPC convention). */
 export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 
+/** Calls `visit` with each field of a protobuf message (the reader at its value); skips what it leaves. */
+function eachField(bytes: Uint8Array, visit: (no: number, r: Reader) => boolean): void {
+  const r = Reader.create(bytes);
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    if (!visit(tag >>> 3, r)) r.skipType(tag & 7);
+  }
+}
+
 /**
  * The delay of a `google.rpc.RetryInfo` in a status's details, ms; undefined when there is none.
  * Status { code = 1; message = 2; repeated Any details = 3 }, Any { type_url = 1; value = 2 },
@@ -275,47 +296,38 @@ export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 export function retryInfoMs(metadata: Metadata | undefined): number | undefined {
   const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
   if (!Buffer.isBuffer(raw)) return undefined;
+  let delay: number | undefined;
   try {
-    const status = Reader.create(raw);
-    while (status.pos < status.len) {
-      const tag = status.uint32();
-      if (tag >>> 3 !== 3) {
-        status.skipType(tag & 7);
-        continue;
-      }
-      const any = Reader.create(status.bytes());
+    eachField(raw, (no, status) => {
+      if (no !== 3) return false;
       let type = '';
       let value: Uint8Array | undefined;
-      while (any.pos < any.len) {
-        const t = any.uint32();
-        if (t >>> 3 === 1) type = any.string();
-        else if (t >>> 3 === 2) value = any.bytes();
-        else any.skipType(t & 7);
-      }
-      if (type !== RETRY_INFO_TYPE || !value) continue;
-      const info = Reader.create(value);
-      while (info.pos < info.len) {
-        const t = info.uint32();
-        if (t >>> 3 !== 1) {
-          info.skipType(t & 7);
-          continue;
-        }
-        const d = Reader.create(info.bytes());
+      eachField(status.bytes(), (n, any) => {
+        if (n === 1) type = any.string();
+        else if (n === 2) value = any.bytes();
+        else return false;
+        return true;
+      });
+      if (type !== RETRY_INFO_TYPE || !value) return true;
+      eachField(value, (n, info) => {
+        if (n !== 1) return false;
         let seconds = 0;
         let nanos = 0;
-        while (d.pos < d.len) {
-          const u = d.uint32();
-          if (u >>> 3 === 1) seconds = Number(d.int64());
-          else if (u >>> 3 === 2) nanos = d.int32();
-          else d.skipType(u & 7);
-        }
-        return seconds * 1000 + Math.floor(nanos / 1e6);
-      }
-    }
+        eachField(info.bytes(), (m, d) => {
+          if (m === 1) seconds = Number(d.int64());
+          else if (m === 2) nanos = d.int32();
+          else return false;
+          return true;
+        });
+        delay = seconds * 1000 + Math.floor(nanos / 1e6);
+        return true;
+      });
+      return true;
+    });
   } catch {
     return undefined;
   }
-  return undefined;
+  return delay;
 }
 
 /** A `google.rpc.Status` with one RetryInfo of `seconds`, for the status-details trailer. */

@@ -5,10 +5,9 @@
  */
 import { Server, ServerCredentials, type ServiceDefinition, type sendUnaryData, status } from '@grpc/grpc-js';
 import { decodeTraceRequest } from '../../src/otlp/index.js';
-import { GRPC_PATHS, type Signal } from '../../src/service/transport.js';
+import { exportService } from '../../src/service/grpc.js';
+import type { Signal } from '../../src/service/transport.js';
 import { type ReceivedSpan, spansOf } from './otlp-receiver.js';
-
-const bytes = (b: Buffer) => b;
 
 /** A running gRPC receiver. */
 export interface GrpcReceiver {
@@ -27,18 +26,7 @@ export async function startGrpcReceiver(): Promise<GrpcReceiver> {
   const spans: ReceivedSpan[] = [];
   const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
   for (const signal of ['traces', 'metrics', 'logs'] as const) {
-    const definition = {
-      Export: {
-        path: GRPC_PATHS[signal],
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: bytes,
-        requestDeserialize: bytes,
-        responseSerialize: bytes,
-        responseDeserialize: bytes,
-      },
-    } as unknown as ServiceDefinition;
-    server.addService(definition, {
+    server.addService(exportService(signal), {
       Export: (call: { request: Buffer }, callback: sendUnaryData<Buffer>) => {
         messages.push({ signal, body: call.request });
         if (signal === 'traces') {
