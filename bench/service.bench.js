@@ -286,7 +286,7 @@ function post(url, body) {
         );
       },
     );
-    req.on('error', reject);
+    req.on('error', (e) => reject(new Error(`POST ${url}: ${e.message}`)));
     req.end(body);
   });
 }
@@ -344,6 +344,7 @@ async function main() {
     const N = 120;
     const relay = await child([fileURLToPath(import.meta.url), '--relay', sink.url]);
     const service = await startService(sink.url, tmp);
+    if (process.env.BENCH_DEBUG) console.log(`relay ${relay.otlp} service ${service.otlp}`);
     const warm = batches(20, {}, 'warm');
     await throughput(relay.otlp, warm, sink);
     await throughput(service.otlp, warm, sink);
