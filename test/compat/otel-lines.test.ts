@@ -438,10 +438,13 @@ describe('Node 20, an app with @opentelemetry/api and no SDK', () => {
     expect(serve.stdout).toBe('');
     const lines = serve.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^continuity: serve needs @opentelemetry\/[a-z-]+, which is not installed/);
+    expect(lines[0]).toMatch(
+      /^continuity: serve needs (?:@opentelemetry|@grpc)\/[a-z-]+, which is not installed/,
+    );
     expect(lines[0]).toContain(
       'install them: npm install @opentelemetry/resources@^2.12.0 @opentelemetry/sdk-metrics@^2.12.0',
     );
+    expect(lines[0]).toMatch(/ @grpc\/grpc-js@\^1\.14\.7$/);
   });
 });
 

@@ -127,7 +127,7 @@ describe('package.json', () => {
     expect(new Set(apis)).toEqual(new Set(['1.9.1', '1.10.0']));
   });
 
-  it('lists the service packages as optional peers, with ranges over the 2.x and 3.x lines', () => {
+  it('lists the service packages as optional peers, with ranges over the 2.x and 3.x lines (grpc-js over 1.x)', () => {
     const optional = Object.keys(manifest.peerDependenciesMeta).filter(
       (p) => manifest.peerDependenciesMeta[p]?.optional,
     );
@@ -136,11 +136,18 @@ describe('package.json', () => {
       const range = manifest.peerDependencies[p]!;
       expect(range, p).not.toMatch(/^\d/); // never an exact pin
       expect(range, p).toMatch(
-        p.includes('exporter-') ? />=0\.200\.0 <0\.400\.0/ : /\^2\.0\.0 \|\| \^3\.0\.0/,
+        p === '@grpc/grpc-js'
+          ? /^\^1\.14\.\d+$/
+          : p.includes('exporter-')
+            ? />=0\.200\.0 <0\.400\.0/
+            : /\^2\.0\.0 \|\| \^3\.0\.0/,
       );
+      expect(manifest.dependencies[p], `${p} is not also a dependency`).toBeUndefined();
     }
+    // The version this repository develops and tests with is inside the peer range.
+    expect(manifest.devDependencies['@grpc/grpc-js']).toMatch(/^1\.14\.\d+$/);
     expect(servicePeersInstallCommand('20.20.2')).toBe(
-      'npm install @opentelemetry/resources@^2.12.0 @opentelemetry/sdk-metrics@^2.12.0 @opentelemetry/exporter-prometheus@^0.223.0 @opentelemetry/exporter-metrics-otlp-http@^0.223.0 @opentelemetry/exporter-metrics-otlp-proto@^0.223.0',
+      'npm install @opentelemetry/resources@^2.12.0 @opentelemetry/sdk-metrics@^2.12.0 @opentelemetry/exporter-prometheus@^0.223.0 @opentelemetry/exporter-metrics-otlp-http@^0.223.0 @opentelemetry/exporter-metrics-otlp-proto@^0.223.0 @grpc/grpc-js@^1.14.7',
     );
     expect(servicePeersInstallCommand('22.15.0')).toContain('@opentelemetry/sdk-metrics@^3.1.0');
     expect(servicePeersInstallCommand('22.14.0')).toContain('@opentelemetry/sdk-metrics@^2.12.0');
@@ -196,7 +203,7 @@ describe('what each entry point loads', () => {
     );
   });
 
-  /** The OpenTelemetry packages a child process loads. */
+  /** The OpenTelemetry, gRPC and zstd packages a child process loads. */
   function otelLoaded(args: string[]): string[] {
     const trace = join(scratch, `load-${Math.random().toString(36).slice(2)}.txt`);
     writeFileSync(trace, '');
@@ -207,18 +214,28 @@ describe('what each entry point loads', () => {
       timeout: 60_000,
     });
     expect(r.status, r.stderr).toBe(0);
-    const names = readFileSync(trace, 'utf8').matchAll(/node_modules\/(@opentelemetry\/[^/]+)\//g);
+    const names = readFileSync(trace, 'utf8').matchAll(
+      /node_modules\/((?:@opentelemetry|@grpc)\/[^/]+|fzstd)\//g,
+    );
     return [...new Set([...names].map((m) => m[1]!))].sort();
   }
 
-  it('the root entry (processor, extension, metrics): @opentelemetry/api and nothing else', () => {
+  it('the root entry (processor, extension, metrics): @opentelemetry/api and nothing else (no gRPC, no zstd)', () => {
     expect(existsSync(join(REPO, 'dist', 'index.js'))).toBe(true);
     const script = `await import(${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'index.js')).href)});`;
     expect(otelLoaded(['--input-type=module', '-e', script])).toEqual(['@opentelemetry/api']);
   });
 
+  it('the service entry: the metrics SDK and @grpc/grpc-js (what the root entry never loads)', () => {
+    const script = `await import(${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'service', 'index.js')).href)});`;
+    const loaded = otelLoaded(['--input-type=module', '-e', script]);
+    expect(loaded).toContain('@grpc/grpc-js');
+    expect(loaded).toContain('@opentelemetry/sdk-metrics');
+    expect(loaded).toContain('fzstd');
+  });
+
   it.each(['--version', 'classify --help', 'serve --print-config'])(
-    'continuity %s: no OpenTelemetry package (the service is loaded only when serve runs)',
+    'continuity %s: no OpenTelemetry or gRPC package (the service is loaded only when serve runs)',
     (args) => {
       expect(otelLoaded([join(REPO, 'bin', 'continuity.js'), ...args.split(' ')])).toEqual([]);
     },

@@ -144,7 +144,7 @@ describe('PendingStore', () => {
     expect(damaged.recovered.problems).toEqual([expect.stringMatching(/snapshot failed its checksum/)]);
     await damaged.store.close();
     // Cut before its trailer (a crash mid-write would leave the temp file, but a copy could do this).
-    writeFileSync(snap, good.split('\n').slice(0, 2).join('\n') + '\n');
+    writeFileSync(snap, `${good.split('\n').slice(0, 2).join('\n')}\n`);
     const cut = await open(dir);
     expect(cut.recovered.snapshot).toBeUndefined();
     expect(cut.recovered.problems).toEqual([expect.stringMatching(/snapshot failed/)]);

@@ -3,7 +3,7 @@
  * logs collector services taking messages as bytes, so a test sees exactly what was sent. Stands
  * for the next hop of `continuity serve` with `downstream.protocol: grpc`.
  */
-import { Server, ServerCredentials, type ServiceDefinition, type sendUnaryData, status } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type sendUnaryData, status } from '@grpc/grpc-js';
 import { decodeTraceRequest } from '../../src/otlp/index.js';
 import { exportService } from '../../src/service/grpc.js';
 import type { Signal } from '../../src/service/transport.js';

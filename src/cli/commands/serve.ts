@@ -1,12 +1,12 @@
 /**
- * `continuity serve [--config FILE] [--print-config]`: runs the OTLP/HTTP processor service
+ * `continuity serve [--config FILE] [--print-config]`: runs the OTLP (HTTP and gRPC) processor service
  * (docs/service.md) until SIGTERM or SIGINT, then shuts down gracefully.
  *
  * On start it prints one JSON line on stdout with the addresses it listens on (useful with port
  * 0), and logs JSON lines on stderr.
  *
- * The service (and the OpenTelemetry metrics SDK it runs on, optional peers of the package) is
- * imported only when `serve` runs: every other command works without those packages.
+ * The service (and what it runs on: the OpenTelemetry metrics SDK and @grpc/grpc-js, optional peers
+ * of the package) is imported only when `serve` runs: every other command works without them.
  */
 import type { Command } from 'commander';
 import { loadServiceConfig, redactConfig, SERVICE_DEFAULTS } from '../../service/config.js';
@@ -20,7 +20,7 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description(
-      'run the OTLP/HTTP processor service: correlate compaction spans, enrich, forward (docs/service.md)',
+      'run the OTLP processor service (HTTP and gRPC): correlate compaction spans, enrich, forward (docs/service.md)',
     )
     .option(
       '--config <file>',
@@ -73,9 +73,10 @@ export function registerServe(program: Command): void {
 }
 
 /**
- * The OpenTelemetry packages `continuity serve` runs on: optional peer dependencies of
- * agent-continuity (an app that only uses the processor never loads them), with the release
- * lines it is tested on.
+ * The packages `continuity serve` runs on: optional peer dependencies of agent-continuity (an app
+ * that only uses the processor never installs or loads them), with the release lines it is tested
+ * on. @grpc/grpc-js (the OTLP/gRPC receiver and downstream) is a peer too: the OpenTelemetry gRPC
+ * exporters an app may have bring the same copy.
  */
 export const SERVICE_PEERS = Object.freeze([
   '@opentelemetry/resources',
@@ -83,28 +84,35 @@ export const SERVICE_PEERS = Object.freeze([
   '@opentelemetry/exporter-prometheus',
   '@opentelemetry/exporter-metrics-otlp-http',
   '@opentelemetry/exporter-metrics-otlp-proto',
+  '@grpc/grpc-js',
 ] as const);
+
+/** The @grpc/grpc-js release line the service is tested on (the same on every Node). */
+const GRPC_JS_LINE = '^1.14.7';
 
 /** The `npm install` line for the service's packages on this Node (the 3.x line needs Node >= 22.15). */
 export function servicePeersInstallCommand(nodeVersion = process.versions.node): string {
   const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
   const line3 = major > 22 || (major === 22 && minor >= 15);
-  const version = (name: string) =>
-    name.includes('exporter-') ? (line3 ? '^0.301.0' : '^0.223.0') : line3 ? '^3.1.0' : '^2.12.0';
+  const version = (name: string) => {
+    if (name === '@grpc/grpc-js') return GRPC_JS_LINE;
+    if (name.includes('exporter-')) return line3 ? '^0.301.0' : '^0.223.0';
+    return line3 ? '^3.1.0' : '^2.12.0';
+  };
   return `npm install ${SERVICE_PEERS.map((p) => `${p}@${version(p)}`).join(' ')}`;
 }
 
-/** Imports the service; a missing OpenTelemetry package becomes one line naming the install command. */
+/** Imports the service; a missing peer package becomes one line naming the install command. */
 async function importService(): Promise<typeof import('../../service/service.js')> {
   try {
     return await import('../../service/service.js');
   } catch (e) {
-    const missing = /Cannot find (?:package|module) '(@opentelemetry\/[^/']+)/.exec(
+    const missing = /Cannot find (?:package|module) '((?:@opentelemetry|@grpc)\/[^/']+)/.exec(
       (e as Error).message ?? '',
     );
     if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && missing) {
       throw new CliError(
-        `serve needs ${missing[1]}, which is not installed (the service's OpenTelemetry packages are optional peer dependencies); install them: ${servicePeersInstallCommand()}`,
+        `serve needs ${missing[1]}, which is not installed (the service's packages are optional peer dependencies); install them: ${servicePeersInstallCommand()}`,
         EXIT.environment,
       );
     }
