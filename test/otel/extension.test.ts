@@ -135,6 +135,26 @@ describe('createContinuity', () => {
       await withoutOnEnding.shutdown();
     });
 
+    it("puts the processor's check span for a boundary with no post under the extension's pre span", async () => {
+      const clock = { now: 1_800_000_000_000 };
+      const processor = new ContinuityProcessor({ postWindowsMs: { sdk: 60_000 }, clock: () => clock.now });
+      const withProcessor = new BasicTracerProvider({
+        spanProcessors: [processor, new SimpleSpanProcessor(exporter)],
+      });
+      processor.setTracerProvider(withProcessor);
+      const continuity = createContinuity({ tracer: withProcessor.getTracer('t'), runtime: 'sdk' });
+      await continuity.capturePre('session-1', decisions(), { trigger: 'auto' });
+      clock.now += 60_000;
+      await processor.forceFlush();
+      const [preSpan] = spans(SPAN_COMPACTION_PRE);
+      const [check, ...more] = spans(SPAN_CONTINUITY_CHECK);
+      expect(more).toEqual([]);
+      expect(check!.spanContext().traceId).toBe(sessionTraceId('session-1'));
+      expect(check!.spanContext().traceId).toBe(preSpan!.spanContext().traceId);
+      expect(check!.parentSpanContext?.spanId).toBe(preSpan!.spanContext().spanId);
+      await withProcessor.shutdown();
+    });
+
     it('never puts a raw value on a span', async () => {
       const continuity = createContinuity({ tracer: provider.getTracer('t') });
       await continuity.capturePre('session-1', decisions());

@@ -2,8 +2,10 @@
  * OTLP/gRPC and the signals a Collector forwards. The real OpenTelemetry JS gRPC exporters
  * (traces, metrics, logs, 0.223) and the OTLP/HTTP ones (metrics protobuf, logs JSON) send through
  * `continuity serve` to a downstream: spans arrive with the continuity state on the post span,
- * metrics and logs arrive as they were sent (byte for byte), and over a gRPC downstream too. A full
- * queue is `RESOURCE_EXHAUSTED` with a RetryInfo, as the OTLP specification asks.
+ * metrics and logs arrive as they were sent (byte for byte), and over a gRPC downstream too; gzip
+ * from the real exporter; a refused compaction span is a partial success. A full queue is
+ * `RESOURCE_EXHAUSTED` with a RetryInfo, and `UNAVAILABLE` with one when the downstream is failing
+ * too, as the OTLP specification asks.
  */
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
@@ -14,13 +16,14 @@ import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Writer } from 'protobufjs/light.js';
+import { Reader, Writer } from 'protobufjs/light.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snapshotAttributes } from '../../src/otel/attributes.js';
 import { createContinuity } from '../../src/otel/extension.js';
 import {
   ATTR_CONTINUITY_STATE,
   ATTR_SESSION_ID,
+  ATTR_TRIGGER,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
@@ -38,7 +41,16 @@ const three = (scope: string) => ({
 });
 
 /** A raw unary call to the service's gRPC listener; resolves with the error (or null). */
-function call(address: string, path: string, body: Buffer): Promise<ServiceError | null> {
+async function call(address: string, path: string, body: Buffer): Promise<ServiceError | null> {
+  return (await exchange(address, path, body)).err;
+}
+
+/** A raw unary call; resolves with the error (or null) and the response bytes. */
+function exchange(
+  address: string,
+  path: string,
+  body: Buffer,
+): Promise<{ err: ServiceError | null; response?: Buffer }> {
   const client = new Client(address, credentials.createInsecure());
   return new Promise((resolve) => {
     client.makeUnaryRequest(
@@ -47,12 +59,44 @@ function call(address: string, path: string, body: Buffer): Promise<ServiceError
       (b: Buffer) => b,
       body,
       new Metadata(),
-      (err) => {
+      (err, response) => {
         client.close();
-        resolve(err);
+        resolve(response === undefined ? { err } : { err, response });
       },
     );
   });
+}
+
+/** The gRPC listener a serve logged at start. */
+function grpcAddress(serve: ServeProcess): string {
+  return JSON.parse(
+    serve
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('"continuity serve listening"'))!,
+  ).grpc as string;
+}
+
+/** `partial_success { rejected_spans, error_message }` of an ExportTraceServiceResponse. */
+function readPartialSuccess(response: Buffer): { rejected: number; message: string } | undefined {
+  const outer = Reader.create(response);
+  while (outer.pos < outer.len) {
+    const tag = outer.uint32();
+    if (tag !== 10) {
+      outer.skipType(tag & 7);
+      continue;
+    }
+    const inner = Reader.create(outer.bytes());
+    const out = { rejected: 0, message: '' };
+    while (inner.pos < inner.len) {
+      const t = inner.uint32();
+      if (t === 8) out.rejected = Number(inner.int64());
+      else if (t === 18) out.message = inner.string();
+      else inner.skipType(t & 7);
+    }
+    return out;
+  }
+  return undefined;
 }
 
 /** A protobuf message of one field nobody defines (field 99): passed through, it must arrive as is. */
@@ -108,12 +152,7 @@ describe('continuity serve over OTLP/gRPC, with an OTLP/HTTP downstream', () => 
   beforeAll(async () => {
     downstream = await startDownstream();
     serve = await startServe({ config: { downstream: { endpoint: `${downstream.base}/v1/traces` } } });
-    grpc = JSON.parse(
-      serve
-        .stderr()
-        .split('\n')
-        .find((l) => l.includes('"continuity serve listening"'))!,
-    ).grpc as string;
+    grpc = grpcAddress(serve);
     expect(grpc).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 
@@ -215,6 +254,65 @@ describe('continuity serve over OTLP/gRPC, with an OTLP/HTTP downstream', () => 
     expect(downstream.raw.find((r) => r.body.includes('logs-over-http'))!.body.equals(viaHttp)).toBe(true);
   });
 
+  it('takes gzip-compressed exports from the real gRPC trace exporter', async () => {
+    type Compression = NonNullable<ConstructorParameters<typeof GrpcTraceExporter>[0]>['compression'];
+    const provider = new BasicTracerProvider({
+      spanProcessors: [
+        new SimpleSpanProcessor(
+          new GrpcTraceExporter({ url: `http://${grpc}`, compression: 'gzip' as Compression }),
+        ),
+      ],
+    });
+    const continuity = createContinuity({ tracer: provider.getTracer('continuity'), runtime: 'sdk' });
+    await continuity.capturePre('gzip-session', three('a'), { trigger: 'auto' });
+    await continuity.observePost('gzip-session', three('b'));
+    await provider.forceFlush();
+    await waitFor('the gzip post span enriched', () =>
+      downstream.spans.find(
+        (s) =>
+          s.span.name === SPAN_COMPACTION_POST &&
+          s.attributes[ATTR_SESSION_ID] === 'gzip-session' &&
+          s.attributes[ATTR_CONTINUITY_STATE] === 'conflicting',
+      ),
+    );
+    await provider.shutdown();
+  });
+
+  it('answers OK with a partial success naming the compaction span it refused, and forwards the rest', async () => {
+    const spans = [
+      // A compaction span with no session key cannot be correlated: refused.
+      {
+        traceId: 'a1'.padStart(32, '0'),
+        spanId: 'a1'.padStart(16, '0'),
+        name: SPAN_COMPACTION_PRE,
+        kind: 1,
+        startTimeUnixNano: '1764500000000000000',
+        endTimeUnixNano: '1764500000000000000',
+        attributes: recordToAttributes({ [ATTR_TRIGGER]: 'auto' }),
+      },
+      {
+        traceId: 'a2'.padStart(32, '0'),
+        spanId: 'a2'.padStart(16, '0'),
+        name: 'neighbour-of-refused',
+        kind: 1,
+        startTimeUnixNano: '1',
+        endTimeUnixNano: '2',
+      },
+    ];
+    const body = Buffer.from(
+      encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'),
+    );
+    const { err, response } = await exchange(grpc, GRPC_PATHS.traces, body);
+    expect(err).toBeNull();
+    const partial = readPartialSuccess(response!);
+    expect(partial?.rejected).toBe(1);
+    expect(partial?.message).toMatch(/compaction span needs a session key: set session\.id/);
+    await waitFor('the neighbour', () =>
+      downstream.spans.find((s) => s.span.name === 'neighbour-of-refused'),
+    );
+    expect(downstream.spans.filter((s) => s.span.spanId === spans[0]!.spanId)).toEqual([]);
+  });
+
   it('answers INVALID_ARGUMENT for a trace message that is not a request', async () => {
     const err = await call(grpc, GRPC_PATHS.traces, Buffer.from([0x0a, 0x7f]));
     expect(err?.code).toBe(status.INVALID_ARGUMENT);
@@ -275,14 +373,62 @@ describe('continuity serve with a gRPC downstream', () => {
     const body = Buffer.from(
       encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'),
     );
-    const grpc = JSON.parse(
-      serve
-        .stderr()
-        .split('\n')
-        .find((l) => l.includes('"continuity serve listening"'))!,
-    ).grpc as string;
-    const err = await call(grpc, GRPC_PATHS.traces, body);
+    const err = await call(grpcAddress(serve), GRPC_PATHS.traces, body);
     expect(err?.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(retryInfoMs(err?.metadata)).toBe(1000);
+  });
+});
+
+describe('continuity serve with a gRPC downstream that is down', () => {
+  let serve: ServeProcess;
+
+  beforeAll(async () => {
+    // A port nobody listens on: every export fails with UNAVAILABLE and the forwarder backs off.
+    const gone = await startGrpcReceiver();
+    await gone.close();
+    serve = await startServe({
+      config: {
+        downstream: {
+          endpoint: gone.endpoint,
+          protocol: 'grpc',
+          queueMaxSpans: 40,
+          maxBatchSpans: 10,
+          concurrency: 1,
+          retry: { initialInterval: '50ms', maxInterval: '200ms', multiplier: 2, maxElapsedTime: '5m' },
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it('answers UNAVAILABLE with a RetryInfo once the queue is full of what it cannot deliver', async () => {
+    const grpc = grpcAddress(serve);
+    const codes: number[] = [];
+    let retryMs: number | undefined;
+    for (let i = 0; i < 15 && !codes.includes(status.UNAVAILABLE); i++) {
+      const spans = Array.from({ length: 10 }, (_, j) => ({
+        traceId: (i * 100 + j + 1).toString(16).padStart(32, '0'),
+        spanId: (i * 100 + j + 1).toString(16).padStart(16, '0'),
+        name: `down-${i}-${j}`,
+        kind: 1,
+        startTimeUnixNano: '1',
+        endTimeUnixNano: '2',
+      }));
+      const body = Buffer.from(
+        encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'),
+      );
+      const err = await call(grpc, GRPC_PATHS.traces, body);
+      codes.push(err?.code ?? status.OK);
+      if (err?.code === status.UNAVAILABLE) {
+        retryMs = retryInfoMs(err.metadata);
+        expect(err.details).toMatch(/the downstream is failing and the forward queue is full/);
+      }
+    }
+    expect(codes.slice(0, 4)).toEqual([status.OK, status.OK, status.OK, status.OK]);
+    expect(codes).toContain(status.UNAVAILABLE);
+    expect(retryMs).toBe(5000);
   });
 });
