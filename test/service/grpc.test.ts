@@ -67,6 +67,19 @@ function exchange(
   });
 }
 
+/** A request of `n` ordinary spans named `<prefix>-<i>`, ids from `seed + 1`. */
+function ordinaryRequest(prefix: string, n: number, seed: number): Buffer {
+  const spans = Array.from({ length: n }, (_, i) => ({
+    traceId: (seed + i + 1).toString(16).padStart(32, '0'),
+    spanId: (seed + i + 1).toString(16).padStart(16, '0'),
+    name: `${prefix}-${i}`,
+    kind: 1,
+    startTimeUnixNano: '1',
+    endTimeUnixNano: '2',
+  }));
+  return Buffer.from(encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'));
+}
+
 /** The gRPC listener a serve logged at start. */
 function grpcAddress(serve: ServeProcess): string {
   return JSON.parse(
@@ -362,18 +375,7 @@ describe('continuity serve with a gRPC downstream', () => {
   });
 
   it('answers RESOURCE_EXHAUSTED with a RetryInfo when the queue cannot take the request', async () => {
-    const spans = Array.from({ length: 10 }, (_, i) => ({
-      traceId: (i + 1).toString(16).padStart(32, '0'),
-      spanId: (i + 1).toString(16).padStart(16, '0'),
-      name: `s${i}`,
-      kind: 1,
-      startTimeUnixNano: '1',
-      endTimeUnixNano: '2',
-    }));
-    const body = Buffer.from(
-      encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'),
-    );
-    const err = await call(grpcAddress(serve), GRPC_PATHS.traces, body);
+    const err = await call(grpcAddress(serve), GRPC_PATHS.traces, ordinaryRequest('s', 10, 0));
     expect(err?.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(retryInfoMs(err?.metadata)).toBe(1000);
   });
@@ -409,18 +411,7 @@ describe('continuity serve with a gRPC downstream that is down', () => {
     const codes: number[] = [];
     let retryMs: number | undefined;
     for (let i = 0; i < 15 && !codes.includes(status.UNAVAILABLE); i++) {
-      const spans = Array.from({ length: 10 }, (_, j) => ({
-        traceId: (i * 100 + j + 1).toString(16).padStart(32, '0'),
-        spanId: (i * 100 + j + 1).toString(16).padStart(16, '0'),
-        name: `down-${i}-${j}`,
-        kind: 1,
-        startTimeUnixNano: '1',
-        endTimeUnixNano: '2',
-      }));
-      const body = Buffer.from(
-        encodeTraceRequest({ resourceSpans: [{ scopeSpans: [{ spans }] }] }, 'protobuf'),
-      );
-      const err = await call(grpc, GRPC_PATHS.traces, body);
+      const err = await call(grpc, GRPC_PATHS.traces, ordinaryRequest(`down-${i}`, 10, i * 100));
       codes.push(err?.code ?? status.OK);
       if (err?.code === status.UNAVAILABLE) {
         retryMs = retryInfoMs(err.metadata);
