@@ -584,6 +584,9 @@ function runRelay() {
       res.end();
     });
   });
+  // As the service's listener (src/service/server.ts): Node's 5 s default closes a keep-alive
+  // socket the client is just reusing while the other side is measured ("socket hang up").
+  server.keepAliveTimeout = 65_000;
   server.listen(0, '127.0.0.1', () => {
     const a = /** @type {import('node:net').AddressInfo} */ (server.address());
     process.stdout.write(`${JSON.stringify({ otlp: `http://127.0.0.1:${a.port}/v1/traces` })}\n`);
