@@ -233,6 +233,7 @@ describe('ContinuityMetrics labels clients choose', () => {
       reobservationSeconds: null,
       approvalCount: 0,
       evidenceMissing: null,
+      evidence: { pre: null, post: null, approvals: [] },
       activity: ACTIVITY_STATE_UNKNOWN,
     });
     metrics.record(resolution('claude-code', 'approval_boundary'));
