@@ -22,6 +22,7 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
+import type { ExportSpan } from '../../export/spans.js';
 import type { GateVerdict } from './events.js';
 import { isRecord, readJsonFile } from './state.js';
 
@@ -185,9 +186,20 @@ export interface AdapterConfig {
    * fast path never loads the exporter. Default: export on, to {@link DEFAULT_OTLP_ENDPOINT}.
    */
   exportFile: ExportSection;
+  /**
+   * Where the spans go instead of the OTLP exporter, when set: an in-process adapter hands them
+   * to the application's own tracer provider. Default none (the exporter and its spool).
+   */
+  spanSink?: SpanSink;
   /** The environment, resolved once. */
   env: ContinuityEnv;
 }
+
+/**
+ * Receives an adapter's spans in place of the OTLP exporter. Returns false when it cannot take
+ * them (the exporter then sends them as usual). Must not throw; a throw counts as false.
+ */
+export type SpanSink = (spans: readonly ExportSpan[]) => boolean | Promise<boolean>;
 
 /** A resolved configuration and what was wrong with the input (each already replaced by a default). */
 export interface LoadedConfig {

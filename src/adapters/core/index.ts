@@ -41,6 +41,7 @@ export type {
   GateConfig,
   GatePolicy,
   LoadedConfig,
+  SpanSink,
 } from './config.js';
 export { DEFAULT_GATE_POLICY, ENV, loadConfig, policyVerdict, resolveEnv } from './config.js';
 export type {
