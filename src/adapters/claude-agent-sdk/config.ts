@@ -1,0 +1,63 @@
+/**
+ * The Claude Agent SDK's facts for the adapter: its runtime name, the in-process restatement
+ * tool's names, the hook timeouts, and how the agent's shell starts continuity.
+ *
+ * The SDK (`@anthropic-ai/claude-agent-sdk` 0.3.328) drives the Claude Code binary (2.1.328, byte
+ * for byte the one `@anthropic-ai/claude-code` ships): its tools, their inputs and the hook
+ * inputs its callbacks receive are Claude Code's, so the tool table and the input reading come
+ * from the Claude Code adapter. What differs is the transport (callbacks in the application's
+ * process instead of a process per event), the answers (objects instead of stdout) and the
+ * state directory.
+ */
+import { isAbsolute, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CONSEQUENTIAL_TOOLS, onPath } from '../claude-code/config.js';
+import type { AdapterConfig } from '../core/config.js';
+import type { Voice } from '../core/messages.js';
+import { type StateDir, stateDirOf } from '../core/state.js';
+
+/** The runtime name on every compaction span and ledger record (semconv knows its post window). */
+export const RUNTIME = 'claude-agent-sdk';
+
+/** The key of the in-process MCP server in `options.mcpServers`. */
+export const MCP_SERVER_NAME = 'continuity';
+/** The restatement tool's name on the MCP server. */
+export const RESTATE_TOOL = 'restate';
+/** The name the agent calls it by: `mcp__<server>__<tool>`. */
+export const RESTATE_TOOL_NAME = `mcp__${MCP_SERVER_NAME}__${RESTATE_TOOL}`;
+
+/**
+ * Matcher timeouts, in seconds. The SDK's default for callbacks is 60 s; these are ceilings, the
+ * callbacks answer in milliseconds. A PreToolUse callback slower than its timeout fails closed
+ * (the tool is not run, observed on 0.3.328); the recording callbacks give up on their own
+ * before theirs (the hook deadline), so the compaction is never held up.
+ */
+export const HOOK_TIMEOUTS = Object.freeze({ preToolUse: 10, preCompact: 15, compacted: 10 });
+
+/** The adapter's state directory under the state root. */
+export function agentSdkState(stateRoot: string): StateDir {
+  return stateDirOf(stateRoot, RUNTIME);
+}
+
+/** This checkout's (or installation's) `bin/continuity.js`, absolute. */
+export function continuityScript(): string {
+  return fileURLToPath(new URL('../../../bin/continuity.js', import.meta.url));
+}
+
+/**
+ * How the agent's shell starts continuity: `continuity` when it is on the `PATH` the agent's Bash
+ * tool gets (the query's `env`, else the application's), else `node <bin/continuity.js>`, so the
+ * command the messages print runs as printed.
+ */
+export function agentSdkVoice(path: string): Voice {
+  return {
+    launcher: onPath('continuity', path) ? 'continuity' : `node ${continuityScript()}`,
+    consequentialTools: CONSEQUENTIAL_TOOLS,
+  };
+}
+
+/** How messages name the task record: project-relative, never an absolute path. */
+export function taskRecordLabel(config: AdapterConfig): string {
+  const rel = relative(config.projectDir, config.taskRecordPath);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : 'the task record (CONTINUITY_TASK_RECORD)';
+}
