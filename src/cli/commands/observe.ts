@@ -26,14 +26,32 @@ function parseDecisionFlag(flag: string): [string, unknown] {
   }
 }
 
-/** The runtimes `continuity observe` restates for, by their CLI name. */
-const OBSERVE_RUNTIMES = ['claude-code', 'codex'] as const;
-type ObserveRuntime = (typeof OBSERVE_RUNTIMES)[number];
+/**
+ * The runtimes `continuity observe` restates for, by their CLI name, with the runtime name their
+ * adapter writes on its ledger records and the adapter's restatement, loaded on demand.
+ */
+const OBSERVE_RUNTIMES = {
+  'claude-code': {
+    ledgerName: 'claude-code',
+    load: async () => (await import('../../adapters/claude-code/observe.js')).runObserve,
+  },
+  'claude-agent-sdk': {
+    ledgerName: 'claude-agent-sdk',
+    load: async () => (await import('../../adapters/claude-agent-sdk/observe.js')).runAgentSdkObserve,
+  },
+  codex: {
+    ledgerName: 'codex-cli',
+    load: async () => (await import('../../adapters/codex/observe.js')).runCodexObserve,
+  },
+} as const;
+type ObserveRuntime = keyof typeof OBSERVE_RUNTIMES;
+const RUNTIME_NAMES = Object.keys(OBSERVE_RUNTIMES) as ObserveRuntime[];
 
 /**
  * Which adapter records the restatement (its state directory, its words): `--runtime`, else the
  * runtime of the session's latest boundary in the ledger (the evidence says who recorded it),
- * else Claude Code.
+ * else Claude Code. The session: `--session`, else `CLAUDE_CODE_SESSION_ID`, which both Claude
+ * Code and the Agent SDK (it drives the same binary) give the agent's shell; Codex gives none.
  */
 async function observeRuntime(opts: {
   runtime?: string;
@@ -41,25 +59,26 @@ async function observeRuntime(opts: {
   ledger?: string;
 }): Promise<ObserveRuntime> {
   if (opts.runtime !== undefined) {
-    if (!(OBSERVE_RUNTIMES as readonly string[]).includes(opts.runtime)) {
+    if (!Object.hasOwn(OBSERVE_RUNTIMES, opts.runtime)) {
       throw new InputError('--runtime', [
         {
           path: '(option)',
-          message: `unknown runtime "${opts.runtime}"; expected ${OBSERVE_RUNTIMES.join(' or ')}`,
+          message: `unknown runtime "${opts.runtime}"; expected ${RUNTIME_NAMES.join(', ')}`,
         },
       ]);
     }
     return opts.runtime as ObserveRuntime;
   }
-  if (opts.session === undefined) return 'claude-code';
-  const [{ resolveEnv }, { readLatestBoundary }, { RUNTIME: CODEX_RUNTIME }] = await Promise.all([
+  const session = opts.session ?? process.env.CLAUDE_CODE_SESSION_ID;
+  if (!session) return 'claude-code';
+  const [{ resolveEnv }, { readLatestBoundary }] = await Promise.all([
     import('../../adapters/core/config.js'),
     import('../../ledger/latest.js'),
-    import('../../adapters/codex/config.js'),
   ]);
   const ledger = opts.ledger ? resolve(opts.ledger) : resolveEnv(process.env).ledgerPath;
   try {
-    return readLatestBoundary(ledger, opts.session)?.runtime === CODEX_RUNTIME ? 'codex' : 'claude-code';
+    const recorded = readLatestBoundary(ledger, session)?.runtime;
+    return RUNTIME_NAMES.find((r) => OBSERVE_RUNTIMES[r].ledgerName === recorded) ?? 'claude-code';
   } catch {
     return 'claude-code'; // the restatement itself reports what is wrong with the ledger
   }
@@ -85,7 +104,7 @@ export function registerObserve(program: Command): void {
     .option('--ledger <path>', 'ledger file (default: CONTINUITY_LEDGER, else the state directory)')
     .option(
       '--runtime <runtime>',
-      "the agent runtime: claude-code or codex (default: the runtime that recorded the session's latest boundary, else claude-code)",
+      `the agent runtime: ${RUNTIME_NAMES.join(', ')} (default: the runtime that recorded the session's latest boundary, else claude-code)`,
     )
     .option('--json', 'print a JSON document instead of text')
     .action(
@@ -131,11 +150,11 @@ export function registerObserve(program: Command): void {
           ...(opts.ledger !== undefined && { ledger: opts.ledger }),
         };
         // Loaded here, not at startup: the other commands never pay for the ledger and digests.
-        const { renderRestatement } = await import('../../adapters/core/restatement.js');
-        const result =
-          runtime === 'codex'
-            ? await (await import('../../adapters/codex/observe.js')).runCodexObserve(input)
-            : await (await import('../../adapters/claude-code/observe.js')).runObserve(input);
+        const [{ renderRestatement }, restate] = await Promise.all([
+          import('../../adapters/core/restatement.js'),
+          OBSERVE_RUNTIMES[runtime].load(),
+        ]);
+        const result = await restate(input);
         process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : renderRestatement(result));
       },
     );
