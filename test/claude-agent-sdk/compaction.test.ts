@@ -21,14 +21,13 @@ import {
 } from './harness.js';
 import {
   compactManually,
-  endScenario,
   expectAppSpans,
   expectClean,
   expectOneBoundary,
   expectSummaryInstruction,
+  inScenario,
   records,
   resumeWith,
-  scenario,
   startSession,
   status,
 } from './scenario.js';
@@ -47,9 +46,8 @@ function compactResults(r: QueryRun): string[] {
 describe.concurrent('compaction kinds on the real package', () => {
   it(
     'automatic, mid-turn: the failed attempt before it never stops a write; the compaction holds the next one until restated',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const big = { input_tokens: 95_000 };
         s.server.push(
           { tools: [write('w-a', s.world.file('a.txt'), 'a\n')], usage: big },
@@ -90,57 +88,53 @@ describe.concurrent('compaction kinds on the real package', () => {
           compact: r.boundaries[0]!,
         });
         expectClean(s, [r]);
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 
   it(
     'manual, as a user message of a streaming input: one query, one boundary',
-    async () => {
-      const s = await scenario(suite(), { claudeMd: '# Project rules\nKeep the ledger reconciled.\n' });
-      try {
-        s.server.push(
-          write('w-start', s.world.file('start.txt'), 'started\n'),
-          'Started.',
-          write('w-first', s.world.file('first.txt'), 'before restating\n'),
-          restateWithTool('restate', { ...s.values }),
-          write('w-after', s.world.file('after.txt'), 'after restating\n'),
-          'Done.',
-        );
-        const turns = streamingInput(['start the task', '/compact keep the plan', 'continue the task']);
-        const r = await s.world.query(s.server, turns.input, {}, turns.observe);
-        const sessionId = r.sessionId;
-        expect(r.messages.filter((m: SdkMessage) => m.type === 'result')).toHaveLength(3);
-        expect(r.boundaries).toHaveLength(1);
-        expect(r.boundaries[0]!.compact_metadata!.trigger).toBe('manual');
-        expect(r.denied).toEqual(['w-first']);
-        expect(existsSync(s.world.file('start.txt'))).toBe(true);
-        expect(existsSync(s.world.file('first.txt'))).toBe(false);
-        expect(existsSync(s.world.file('after.txt'))).toBe(true);
-        expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
+    () =>
+      inScenario(
+        suite(),
+        async (s) => {
+          s.server.push(
+            write('w-start', s.world.file('start.txt'), 'started\n'),
+            'Started.',
+            write('w-first', s.world.file('first.txt'), 'before restating\n'),
+            restateWithTool('restate', { ...s.values }),
+            write('w-after', s.world.file('after.txt'), 'after restating\n'),
+            'Done.',
+          );
+          const turns = streamingInput(['start the task', '/compact keep the plan', 'continue the task']);
+          const r = await s.world.query(s.server, turns.input, {}, turns.observe);
+          const sessionId = r.sessionId;
+          expect(r.messages.filter((m: SdkMessage) => m.type === 'result')).toHaveLength(3);
+          expect(r.boundaries).toHaveLength(1);
+          expect(r.boundaries[0]!.compact_metadata!.trigger).toBe('manual');
+          expect(r.denied).toEqual(['w-first']);
+          expect(existsSync(s.world.file('start.txt'))).toBe(true);
+          expect(existsSync(s.world.file('first.txt'))).toBe(false);
+          expect(existsSync(s.world.file('after.txt'))).toBe(true);
+          expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
 
-        const boundaryId = expectOneBoundary(s, sessionId, 1, r.boundaries[0]!);
-        expectAppSpans(s, sessionId, boundaryId, {
-          trigger: 'manual',
-          state: 'preserved',
-          compact: r.boundaries[0]!,
-        });
-        expectClean(s, [r], ['keep the plan']);
-      } finally {
-        await endScenario(s);
-      }
-    },
+          const boundaryId = expectOneBoundary(s, sessionId, 1, r.boundaries[0]!);
+          expectAppSpans(s, sessionId, boundaryId, {
+            trigger: 'manual',
+            state: 'preserved',
+            compact: r.boundaries[0]!,
+          });
+          expectClean(s, [r], ['keep the plan']);
+        },
+        { claudeMd: '# Project rules\nKeep the ledger reconciled.\n' },
+      ),
     SCENARIO_TIMEOUT_MS,
   );
 
   it(
     'the gate cannot read the evidence while a compaction is unresolved: it asks (canUseTool decides), never lets the write through',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const sessionId = await startSession(s);
         const compact = await compactManually(s, sessionId, 'keep the plan');
         // Break both sources of the gate's verdict: the cache is garbage, the ledger unreadable.
@@ -169,10 +163,7 @@ describe.concurrent('compaction kinds on the real package', () => {
         expectOneBoundary(s, sessionId, 0, compact.boundaries[0]!);
         expect(records(s, sessionId).some((r) => r.type === 'snapshot' && r.phase === 'post')).toBe(false);
         expectClean(s, [compact, r]);
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 });

@@ -109,6 +109,20 @@ export async function scenario(
   return { suite, world, server, values, secrets: [...rawStrings(values), summaryMarker, world.root] };
 }
 
+/** Runs `fn` in a fresh scenario (with `options`), disposed of afterwards whatever happens. */
+export async function inScenario(
+  suite: Suite,
+  fn: (s: Scenario) => Promise<void>,
+  options: Parameters<typeof scenario>[1] = {},
+): Promise<void> {
+  const s = await scenario(suite, options);
+  try {
+    await fn(s);
+  } finally {
+    await endScenario(s);
+  }
+}
+
 /** Disposes of a scenario's world and server. */
 export async function endScenario(s: Scenario): Promise<void> {
   await s.server.close();

@@ -22,15 +22,14 @@ import {
 } from './harness.js';
 import {
   compactManually,
-  endScenario,
   expectAppSpans,
   expectClean,
   expectOneBoundary,
+  inScenario,
   rawStrings,
   records,
   resumeWith,
   type Scenario,
-  scenario,
   startSession,
   status,
   widened,
@@ -67,9 +66,8 @@ async function compactThenRestate(
 describe.concurrent(`the Agent SDK adapter on the real package (manual compaction)`, () => {
   it(
     'preserved through the MCP tool: the restatement matches, the write goes through',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const { sessionId, runs, after } = await compactThenRestate(s, { ...s.values });
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
         expect(after.denied).toEqual(['w-first']);
@@ -88,18 +86,14 @@ describe.concurrent(`the Agent SDK adapter on the real package (manual compactio
           compact: runs[0]!.boundaries[0]!,
         });
         expectClean(s, runs, ['keep the plan']);
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 
   it(
     'conflicting: a changed scope stops the write',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const changed = widened(s.values);
         const { sessionId, runs, after } = await compactThenRestate(s, { ...changed });
         expect(resultOf(s.server, 'restate')?.text).toContain('conflicting (unapproved_change)');
@@ -118,18 +112,14 @@ describe.concurrent(`the Agent SDK adapter on the real package (manual compactio
           compact: runs[0]!.boundaries[0]!,
         });
         expectClean(s, runs, rawStrings(changed));
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 
   it(
     'dropped: a decision left out of the restatement stops the write',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const { approval_boundary: _left, ...partial } = s.values;
         const { sessionId, runs, after } = await compactThenRestate(s, partial);
         expect(resultOf(s.server, 'restate')?.text).toContain('dropped (absent_after_compaction)');
@@ -145,18 +135,14 @@ describe.concurrent(`the Agent SDK adapter on the real package (manual compactio
           compact: runs[0]!.boundaries[0]!,
         });
         expectClean(s, runs);
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 
   it(
     "conflicting, then the agent's own `continuity approve` is refused and a human's approval in another process releases the next write",
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const changed = widened(s.values);
         const { sessionId, runs } = await compactThenRestate(s, { ...changed });
         // The gate's reason printed the approval command for the human, with the two digests.
@@ -189,18 +175,14 @@ describe.concurrent(`the Agent SDK adapter on the real package (manual compactio
         expect([st.state, st.reason]).toEqual(['approved_change', 'approved_chain']);
         expect(records(s, sessionId).filter((r) => r.type === 'approval')).toHaveLength(1);
         expectClean(s, [...runs, selfApproval, released], rawStrings(changed));
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 
   it(
     'preserved through the CLI: the agent runs the printed `continuity observe` in its Bash tool',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         const { sessionId, runs, after } = await compactThenRestate(s, { ...s.values }, 'cli');
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
         expect(after.denied).toEqual(['w-first']);
@@ -216,10 +198,7 @@ describe.concurrent(`the Agent SDK adapter on the real package (manual compactio
         expect(post?.service).toBe('claude-agent-sdk');
         expect(boundaryId).toMatch(/^sdk-/);
         expectClean(s, runs);
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 });
@@ -227,9 +206,8 @@ describe.concurrent(`the Agent SDK adapter on the real package (manual compactio
 describe('the restatement tool', () => {
   it(
     'is offered with its schema (alwaysLoad) and the permission it needs',
-    async () => {
-      const s = await scenario(suite());
-      try {
+    () =>
+      inScenario(suite(), async (s) => {
         await startSession(s);
         const first = s.server.requestsOf('turn')[0]!;
         const tools = (first.body?.tools ?? []) as Array<{ name: string; input_schema?: unknown }>;
@@ -237,10 +215,7 @@ describe('the restatement tool', () => {
         expect(mine, 'the tool is in the request, not deferred').toBeDefined();
         expect(JSON.stringify(mine!.input_schema)).toContain('"decisions"');
         expect(s.world.continuity.allowedTools).toEqual([RESTATE_TOOL_NAME]);
-      } finally {
-        await endScenario(s);
-      }
-    },
+      }),
     SCENARIO_TIMEOUT_MS,
   );
 });

@@ -5,7 +5,6 @@
  * registered provider, what importing it loads, and that nothing it is given makes it throw.
  * The real package runs in states.test.ts and compaction.test.ts.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +26,7 @@ import {
 import { SUMMARY_INSTRUCTION_PREFIX } from '../../src/adapters/core/messages.js';
 import { ATTR_SESSION_ID, SPAN_COMPACTION_PRE } from '../../src/otel/semconv.js';
 import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
-import { ROOT } from './harness.js';
+import { BIN, ROOT, run } from './harness.js';
 
 const SIGNAL = { signal: new AbortController().signal };
 const VALUES = {
@@ -101,30 +100,29 @@ function makeEnv(endpoint: string, taskRecord = true): Env {
   };
 }
 
-/** The hook inputs 0.3.328 sends (fields as recorded; session and paths ours). */
+/** The fields 0.3.328 gives every hook input (BaseHookInput as recorded; session and paths ours). */
+const base = (sid: string, cwd: string, event: string) => ({
+  session_id: sid,
+  transcript_path: `${cwd}/t.jsonl`,
+  cwd,
+  hook_event_name: event,
+});
+
+/** The hook inputs 0.3.328 sends, and its compact_boundary stream message. */
 const input = {
   preCompact: (sid: string, cwd: string) => ({
-    session_id: sid,
-    transcript_path: `${cwd}/t.jsonl`,
-    cwd,
+    ...base(sid, cwd, 'PreCompact'),
     prompt_id: '6f1c1e7e-1111-4d2a-9c1b-000000000001',
-    hook_event_name: 'PreCompact',
     trigger: 'manual',
     custom_instructions: 'keep SCOPE-VALUE-7f3a in mind',
   }),
   sessionStart: (sid: string, cwd: string) => ({
-    session_id: sid,
-    transcript_path: `${cwd}/t.jsonl`,
-    cwd,
-    hook_event_name: 'SessionStart',
+    ...base(sid, cwd, 'SessionStart'),
     source: 'compact',
     model: 'claude-sonnet-4-5',
   }),
   postCompact: (sid: string, cwd: string) => ({
-    session_id: sid,
-    transcript_path: `${cwd}/t.jsonl`,
-    cwd,
-    hook_event_name: 'PostCompact',
+    ...base(sid, cwd, 'PostCompact'),
     trigger: 'manual',
     compact_summary: '<summary>SCOPE-VALUE-7f3a</summary>',
   }),
@@ -135,11 +133,8 @@ const input = {
     toolInput: unknown,
     extra: Record<string, unknown> = {},
   ) => ({
-    session_id: sid,
-    transcript_path: `${cwd}/t.jsonl`,
-    cwd,
+    ...base(sid, cwd, 'PreToolUse'),
     permission_mode: 'default',
-    hook_event_name: 'PreToolUse',
     tool_name: tool,
     tool_input: toolInput,
     tool_use_id: 'toolu_1',
@@ -461,25 +456,8 @@ describe('createAgentSdkContinuity', () => {
 describe('continuity observe for an Agent SDK session', () => {
   const SID = '8d0ccb8f-b87e-412a-a189-d460d6d6b1a6';
 
-  function cli(args: string[], e: Env, input: string) {
-    return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'bin', 'continuity.js'), ...args], {
-        cwd: e.project,
-        env: e.env,
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-      child.stdin.end(input);
-    });
-  }
+  const cli = (args: string[], e: Env, stdin: string) =>
+    run(process.execPath, [BIN, ...args], { env: e.env, cwd: e.project, input: stdin });
 
   it('takes the runtime from the session’s boundary in the ledger, and the adapter’s gate sees it', async () => {
     const e = makeEnv(receiver.endpoint);
@@ -556,34 +534,18 @@ describe('importing agent-continuity/claude-agent-sdk', () => {
   }`;
   const REGISTER = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(BLOCK)}`)});`;
 
-  function node(
-    script: string,
-    env: NodeJS.ProcessEnv,
-  ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          `data:text/javascript,${encodeURIComponent(REGISTER)}`,
-          '--input-type=module',
-          '-e',
-          script,
-        ],
-        { cwd: ROOT, env: { PATH: process.env.PATH, ...env } },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
-  }
+  const node = (script: string, env: NodeJS.ProcessEnv) =>
+    run(
+      process.execPath,
+      [
+        '--import',
+        `data:text/javascript,${encodeURIComponent(REGISTER)}`,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { cwd: ROOT, env: { PATH: process.env.PATH, ...env } },
+    );
 
   it('loads neither the SDK nor OpenTelemetry, and without OpenTelemetry its spans go over OTLP', async () => {
     const e = makeEnv(receiver.endpoint);

@@ -27,9 +27,9 @@ import { z } from 'zod';
 import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
-import { DEFAULT_GATED_TOOLS, toolKind } from '../claude-code/config.js';
+import { DEFAULT_GATED_TOOLS } from '../claude-code/config.js';
 import { boundaryEventOf, SIGNALS } from '../claude-code/events.js';
-import { type HookPayload, toPayload } from '../claude-code/hook.js';
+import { type HookPayload, toolEventOf, toPayload } from '../claude-code/hook.js';
 import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '../core/capture.js';
 import { type AdapterConfig, type ContinuityEnv, loadConfig, resolveEnv } from '../core/config.js';
 import type { CompactedEvent, GateAnswer, TokenCounts, Trigger } from '../core/events.js';
@@ -474,23 +474,13 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
       return EMPTY;
     }
     const config = this._config();
-    const answer = await decideGate(
-      p.sessionId,
-      {
-        type: 'tool',
-        toolName: p.toolName ?? '',
-        kind: toolKind(p.toolName),
-        ...(p.command !== undefined ? { command: p.command } : {}),
-        ...(p.filePath !== undefined ? { filePath: p.filePath } : {}),
-      },
-      {
-        config,
-        state: this._state,
-        rederive: ledgerRederive(config, this._state, this._label(config)),
-        voice: this._voice,
-        warn: (l) => this._warn(`PreToolUse: ${l}`),
-      },
-    );
+    const answer = await decideGate(p.sessionId, toolEventOf(p), {
+      config,
+      state: this._state,
+      rederive: ledgerRederive(config, this._state, this._label(config)),
+      voice: this._voice,
+      warn: (l) => this._warn(`PreToolUse: ${l}`),
+    });
     return this._answer(p.sessionId, answer);
   }
 

@@ -35,6 +35,7 @@
  */
 
 import type { AdapterConfig } from '../core/config.js';
+import type { ToolEvent } from '../core/events.js';
 import { decideGate } from '../core/gate.js';
 import { type HookIo, headField, oneLine, processIo, stringField, validSessionId } from '../core/process.js';
 import { isRecord, readActivity, readGateState } from '../core/state.js';
@@ -222,27 +223,16 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
     if (warnings.length > 0) warn(`config: ${warnings.join('; ')}`);
 
     if (p.event === 'PreToolUse') {
-      const answer = await decideGate(
-        p.sessionId,
-        {
-          type: 'tool',
-          toolName: p.toolName ?? '',
-          kind: toolKind(p.toolName),
-          ...(p.command !== undefined ? { command: p.command } : {}),
-          ...(p.filePath !== undefined ? { filePath: p.filePath } : {}),
-          ...(p.truncated ? { truncated: true } : {}),
+      const answer = await decideGate(p.sessionId, toolEventOf(p), {
+        config,
+        state: claudeCodeState(env),
+        rederive: async (sessionId, cached) =>
+          (await import('./handlers.js')).rederive(config, env)(sessionId, cached),
+        get voice() {
+          return claudeCodeVoice(env);
         },
-        {
-          config,
-          state: claudeCodeState(env),
-          rederive: async (sessionId, cached) =>
-            (await import('./handlers.js')).rederive(config, env)(sessionId, cached),
-          get voice() {
-            return claudeCodeVoice(env);
-          },
-          warn,
-        },
-      );
+        warn,
+      });
       io.stdout.write(gateOutput(answer));
       return 0;
     }
@@ -281,6 +271,18 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
   } finally {
     if (lines.length > 0) io.stderr.write(`continuity: ${lines.join(' | ')}\n`);
   }
+}
+
+/** The core's tool event for a `PreToolUse` payload: the tool, what kind it is, what the gate inspects. */
+export function toolEventOf(p: HookPayload): ToolEvent {
+  return {
+    type: 'tool',
+    toolName: p.toolName ?? '',
+    kind: toolKind(p.toolName),
+    ...(p.command !== undefined ? { command: p.command } : {}),
+    ...(p.filePath !== undefined ? { filePath: p.filePath } : {}),
+    ...(p.truncated ? { truncated: true } : {}),
+  };
 }
 
 /** The hook output for a gate answer: the documented `PreToolUse` JSON, or nothing for `allow`. */

@@ -10,12 +10,20 @@
 import { resolve } from 'node:path';
 import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
+import type { AdapterConfig } from '../core/config.js';
+import type { Voice } from '../core/messages.js';
 import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
-import { findProjectSession } from '../core/state.js';
+import { findProjectSession, type StateDir } from '../core/state.js';
 
 export { findProjectSession } from '../core/state.js';
 
-import { claudeCodeState, claudeCodeVoice, loadClaudeCodeConfig, resolveClaudeCodeEnv } from './config.js';
+import {
+  type ClaudeCodeEnv,
+  claudeCodeState,
+  claudeCodeVoice,
+  loadClaudeCodeConfig,
+  resolveClaudeCodeEnv,
+} from './config.js';
 import { systemNow, taskRecordLabel } from './handlers.js';
 
 /** Options of `continuity observe`. */
@@ -40,13 +48,33 @@ export interface ObserveOptions {
 /** What `continuity observe` found, also printed as JSON with `--json`. */
 export type ObserveResult = RestateResult;
 
+/**
+ * Whose session `continuity observe` restates: that runtime's configuration, state directory and
+ * words. Claude Code's by default; the Agent SDK, which drives the same binary and so gives the
+ * agent's shell the same variables, passes its own.
+ */
+export interface ObserveTarget {
+  config(projectDir: string, env: ClaudeCodeEnv): AdapterConfig;
+  state(env: ClaudeCodeEnv): StateDir;
+  voice(env: ClaudeCodeEnv): Voice;
+}
+
+const CLAUDE_CODE_TARGET: ObserveTarget = {
+  config: (projectDir, env) => loadClaudeCodeConfig(projectDir, env).config,
+  state: claudeCodeState,
+  voice: claudeCodeVoice,
+};
+
 /** Records the restatement and classifies the boundary. Throws {@link InputError} for bad input. */
-export async function runObserve(options: ObserveOptions): Promise<ObserveResult> {
+export async function runObserve(
+  options: ObserveOptions,
+  target: ObserveTarget = CLAUDE_CODE_TARGET,
+): Promise<ObserveResult> {
   const env = resolveClaudeCodeEnv(options.env ?? process.env, options.script ?? process.argv[1]);
   const now = (options.now ?? systemNow)();
   const projectDir = options.project ? resolve(options.project) : (env.projectDir ?? process.cwd());
-  const { config } = loadClaudeCodeConfig(projectDir, env);
-  const state = claudeCodeState(env);
+  const config = target.config(projectDir, env);
+  const state = target.state(env);
   const sessionId = options.session ?? env.sessionId ?? findProjectSession(state, projectDir);
   if (!sessionId) {
     throw new InputError('--session', [
@@ -68,7 +96,7 @@ export async function runObserve(options: ObserveOptions): Promise<ObserveResult
     source: options.source,
     label: taskRecordLabel(config),
     ...(options.ledger ? { ledgerPath: resolve(options.ledger) } : {}),
-    voice: claudeCodeVoice(env),
+    voice: target.voice(env),
     now,
     warn: (l) => process.stderr.write(`continuity: ${l}\n`),
   });
