@@ -9,11 +9,10 @@
  * process instead of a process per event), the answers (objects instead of stdout) and the
  * state directory.
  */
-import { isAbsolute, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CONSEQUENTIAL_TOOLS, onPath } from '../claude-code/config.js';
-import type { AdapterConfig } from '../core/config.js';
+import { CONSEQUENTIAL_TOOLS } from '../claude-code/config.js';
 import type { Voice } from '../core/messages.js';
+import { launcherFor } from '../core/process.js';
+import { binPath } from '../core/project.js';
 import { type StateDir, stateDirOf } from '../core/state.js';
 
 /** The runtime name on every compaction span and ledger record (semconv knows its post window). */
@@ -39,11 +38,6 @@ export function agentSdkState(stateRoot: string): StateDir {
   return stateDirOf(stateRoot, RUNTIME);
 }
 
-/** This checkout's (or installation's) `bin/continuity.js`, absolute. */
-export function continuityScript(): string {
-  return fileURLToPath(new URL('../../../bin/continuity.js', import.meta.url));
-}
-
 /**
  * How the agent's shell starts continuity: `continuity` when it is on the `PATH` the agent's Bash
  * tool gets (the query's `env`, else the application's), else `node <bin/continuity.js>`, so the
@@ -51,13 +45,7 @@ export function continuityScript(): string {
  */
 export function agentSdkVoice(path: string): Voice {
   return {
-    launcher: onPath('continuity', path) ? 'continuity' : `node ${continuityScript()}`,
+    launcher: launcherFor(path, binPath()),
     consequentialTools: CONSEQUENTIAL_TOOLS,
   };
-}
-
-/** How messages name the task record: project-relative, never an absolute path. */
-export function taskRecordLabel(config: AdapterConfig): string {
-  const rel = relative(config.projectDir, config.taskRecordPath);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : 'the task record (CONTINUITY_TASK_RECORD)';
 }

@@ -21,12 +21,10 @@
  * the SDK's default), and a failure the gate catches while this process knows a compaction of the
  * session is unresolved answers `ask`, never "no objection".
  */
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
-import { formatRfc3339Utc } from '../../decision/time.js';
 import { DEFAULT_GATED_TOOLS } from '../claude-code/config.js';
 import { boundaryEventOf, SIGNALS } from '../claude-code/events.js';
 import { type HookPayload, toolEventOf, toPayload } from '../claude-code/hook.js';
@@ -36,8 +34,10 @@ import type { CompactedEvent, GateAnswer, TokenCounts, Trigger } from '../core/e
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
 import { decideGate } from '../core/gate.js';
 import { compactionContext, summaryInstruction, type Voice } from '../core/messages.js';
+import { oneLine } from '../core/process.js';
+import { newBoundaryId as coreBoundaryId, systemNow, taskRecordLabel } from '../core/recording.js';
 import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
-import { createMarker, markerFile, type StateDir, writeProjectSession } from '../core/state.js';
+import { createMarker, isRecord, markerFile, type StateDir, writeProjectSession } from '../core/state.js';
 import { trackStep } from '../core/track.js';
 import {
   agentSdkState,
@@ -47,7 +47,6 @@ import {
   RESTATE_TOOL,
   RESTATE_TOOL_NAME,
   RUNTIME,
-  taskRecordLabel,
 } from './config.js';
 import { tracerSink } from './spans.js';
 import type {
@@ -94,25 +93,14 @@ export interface AgentSdkContinuity<S = unknown> {
   restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult>;
 }
 
+/** A new boundary id, `sdk-<time>-<random>` (Claude Code's are `cc-…`). */
 function newBoundaryId(): string {
-  return `sdk-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-}
-
-function systemNow(): string {
-  return formatRfc3339Utc(Date.now());
+  return coreBoundaryId('sdk');
 }
 
 /** One line, no absolute path: warnings go to the application's log. */
 function sanitize(line: string): string {
-  return line
-    .replace(/(?:^|(?<=[\s'"(=:]))\/[^\s'")]+/g, '<path>')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 500);
-}
-
-function isRecordLike(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return oneLine(line.replace(/(?:^|(?<=[\s'"(=:]))\/[^\s'")]+/g, '<path>'));
 }
 
 /** A token count from the stream (the SDK reports integers). */
@@ -236,11 +224,10 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
 
   async onMessage(message: unknown): Promise<void> {
     try {
-      if (!isRecordLike(message) || message.type !== 'system' || message.subtype !== 'compact_boundary')
-        return;
+      if (!isRecord(message) || message.type !== 'system' || message.subtype !== 'compact_boundary') return;
       const sessionId = message.session_id;
       if (typeof sessionId !== 'string' || !OPAQUE_ID_PATTERN.test(sessionId)) return;
-      const meta = isRecordLike(message.compact_metadata) ? message.compact_metadata : {};
+      const meta = isRecord(message.compact_metadata) ? message.compact_metadata : {};
       const trigger: Trigger | undefined =
         meta.trigger === 'manual' || meta.trigger === 'auto' ? meta.trigger : undefined;
       const before = count(meta.pre_tokens);
@@ -504,7 +491,7 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
 
   /** The gate failed: `ask` when a compaction of the session is unresolved here, else no objection. */
   private _failedGate(input: unknown): AgentSdkHookOutput {
-    const sid = isRecordLike(input) && typeof input.session_id === 'string' ? input.session_id : undefined;
+    const sid = isRecord(input) && typeof input.session_id === 'string' ? input.session_id : undefined;
     return sid !== undefined && this._unresolved.has(sid) ? this._askOnFailure('gate_failed') : EMPTY;
   }
 
@@ -521,10 +508,10 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
   }
 
   private _isRestateTool(p: HookPayload, input: unknown): boolean {
-    if (!this._mcp || p.toolName !== RESTATE_TOOL_NAME || !isRecordLike(input)) return false;
+    if (!this._mcp || p.toolName !== RESTATE_TOOL_NAME || !isRecord(input)) return false;
     // Only our in-process server's tool: a configured server of the same name never has source `sdk`.
     const server = input.mcp_server;
-    return isRecordLike(server) && server.name === MCP_SERVER_NAME && server.source === 'sdk';
+    return isRecord(server) && server.name === MCP_SERVER_NAME && server.source === 'sdk';
   }
 
   private async _restateTool(args: unknown, extra: unknown): Promise<AgentSdkToolResult> {
@@ -533,14 +520,14 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
       ...(isError ? { isError: true } : {}),
     });
     try {
-      const meta = isRecordLike(extra) && isRecordLike(extra._meta) ? extra._meta : {};
+      const meta = isRecord(extra) && isRecord(extra._meta) ? extra._meta : {};
       const toolUseId = meta[TOOL_USE_ID_META];
       const sessionId =
         (typeof toolUseId === 'string' ? this._toolSessions.get(toolUseId) : undefined) ?? this._lastSession;
       if (!sessionId) {
         return text('continuity: no session is known to this application yet; nothing recorded.', true);
       }
-      const decisions = isRecordLike(args) && isRecordLike(args.decisions) ? args.decisions : undefined;
+      const decisions = isRecord(args) && isRecord(args.decisions) ? args.decisions : undefined;
       if (!decisions)
         return text('continuity: expected {"decisions": {name: value, …}}; nothing recorded.', true);
       return text(renderRestatement(await this.restate(sessionId, decisions)));
