@@ -18,6 +18,7 @@ const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as
   license: string;
   repository?: { type: string; url: string };
   bin: Record<string, string>;
+  exports: Record<string, string | { types: string; import: string }>;
   scripts: Record<string, string>;
   files: string[];
   dependencies: Record<string, string>;
@@ -89,6 +90,30 @@ describe('npm publish --dry-run', () => {
       [],
     );
     expect(publish.files.find((f) => f.path === 'bin/continuity.js')?.mode).toBe(0o755);
+  });
+
+  it('uploads what every export names: the module and its declarations', () => {
+    const paths = new Set(publish.files.map((f) => f.path));
+    const named = Object.entries(manifest.exports).flatMap(([key, target]) =>
+      typeof target === 'string'
+        ? [[key, target]]
+        : [
+            [key, target.import],
+            [key, target.types],
+          ],
+    );
+    expect(Object.keys(manifest.exports)).toEqual(
+      expect.arrayContaining([
+        '.',
+        './service',
+        './claude-code',
+        './codex',
+        './claude-agent-sdk',
+        './semconv',
+      ]),
+    );
+    for (const [key, file] of named)
+      expect(paths.has(file!.replace(/^\.\//, '')), `${key}: ${file}`).toBe(true);
   });
 
   it('ships the Apache-2.0 text the manifest names', () => {
@@ -232,6 +257,11 @@ describe('what each entry point loads', () => {
     expect(loaded).toContain('@grpc/grpc-js');
     expect(loaded).toContain('@opentelemetry/sdk-metrics');
     expect(loaded).toContain('fzstd');
+  });
+
+  it('agent-continuity/claude-agent-sdk: no OpenTelemetry package until the adapter makes a span', () => {
+    const script = `await import('agent-continuity/claude-agent-sdk');`;
+    expect(otelLoaded(['--input-type=module', '-e', script])).toEqual([]);
   });
 
   it.each(['--version', 'classify --help', 'serve --print-config'])(
