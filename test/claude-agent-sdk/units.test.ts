@@ -467,8 +467,10 @@ describe('continuity observe for an Agent SDK session', () => {
       await call(c, 'SessionStart', input.sessionStart(SID, e.project));
       const bad = await cli(['observe', '--session', SID, '--runtime', 'nope', '--decisions', '-'], e, '{}');
       expect(bad.status).toBe(2);
-      expect(bad.stderr).toContain('--runtime');
-      const r = await cli(['observe', '--session', SID, '--decisions', '-'], e, JSON.stringify(VALUES));
+      expect(bad.stderr).toContain('unknown runtime "nope"; expected claude-code, claude-agent-sdk, codex');
+      // As the agent's Bash tool runs it without --session: the SDK's shell has CLAUDE_CODE_SESSION_ID.
+      const shell = { ...e, env: { ...e.env, CLAUDE_CODE_SESSION_ID: SID } };
+      const r = await cli(['observe', '--decisions', '-'], shell, JSON.stringify(VALUES));
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toContain('preserved (digest_match_fresh)');
       const post = ledger(e).find((x) => x.type === 'snapshot' && x.phase === 'post');
