@@ -12,18 +12,7 @@
  * agent's Bash tool (as `npm link` puts it there), and an OTLP receiver for what goes over OTLP
  * (the agent's own `continuity observe`, another process).
  */
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -54,6 +43,13 @@ import {
 } from '../support/anthropic-server.js';
 import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
+import { cleanEnv, type Run, run, slots } from '../support/processes.js';
+import { bytesUnder, marker, readLedger, type TaskDecision, writeKey } from '../support/task.js';
+
+export { marker, run, type TaskDecision };
+
+// Scenarios run concurrently; this bounds the processes of the binary at once (2 shared cores).
+const withSlot = slots();
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'continuity.js');
@@ -140,31 +136,7 @@ export function useSuite(options: { registerProvider?: boolean } = {}): () => Su
   };
 }
 
-// ── Concurrency ─────────────────────────────────────────────────────────────────────────────────
-
-// Scenarios run concurrently; this bounds the processes of the binary at once (2 shared cores).
-const MAX_QUERIES = Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 2;
-let running = 0;
-const waiting: Array<() => void> = [];
-
-async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
-  if (running >= MAX_QUERIES) await new Promise<void>((r) => waiting.push(r));
-  running++;
-  try {
-    return await fn();
-  } finally {
-    running--;
-    waiting.shift()?.();
-  }
-}
-
 // ── A world per scenario ────────────────────────────────────────────────────────────────────────
-
-/** A decision of the task record. */
-export interface TaskDecision {
-  value: unknown;
-  sensitive?: boolean;
-}
 
 /** What one `query()` did. */
 export interface QueryRun {
@@ -179,11 +151,7 @@ export interface QueryRun {
 }
 
 /** A continuity CLI run. */
-export interface CliRun {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliRun = Run;
 
 /** One scenario's world. */
 export interface World {
@@ -216,40 +184,6 @@ export interface World {
   /** The path of a project file. */
   file(rel: string): string;
   dispose(): void;
-}
-
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  // Nothing of the runner's environment beyond these: no OTEL_*, CONTINUITY_*, CLAUDE_*, ANTHROPIC_*.
-  for (const k of ['PATH', 'LANG', 'TZ']) if (process.env[k] !== undefined) env[k] = process.env[k];
-  return { ...env, ...extra };
-}
-
-/** Runs a child process without blocking the event loop (the servers of the test live there). */
-export function run(
-  command: string,
-  args: string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string; input?: string },
-): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
-  });
-}
-
-function writeKey(path: string): void {
-  writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600 });
 }
 
 /** Options of {@link makeWorld}. */
@@ -360,25 +294,8 @@ export function makeWorld(suite: Suite, options: WorldOptions): World {
         cwd: project,
         ...(input !== undefined ? { input } : {}),
       }),
-    ledgerRecords: () =>
-      existsSync(ledger)
-        ? readFileSync(ledger, 'utf8')
-            .split('\n')
-            .filter((l) => l.length > 0)
-            .map((l) => JSON.parse(l) as Record<string, unknown>)
-        : [],
-    stateBytes: () => {
-      const out: Buffer[] = [];
-      const walk = (dir: string) => {
-        for (const name of readdirSync(dir)) {
-          const p = join(dir, name);
-          if (statSync(p).isDirectory()) walk(p);
-          else out.push(readFileSync(p));
-        }
-      };
-      walk(state);
-      return Buffer.concat(out);
-    },
+    ledgerRecords: () => readLedger(ledger),
+    stateBytes: () => bytesUnder(state),
     file: (rel) => join(project, rel),
     dispose: () => {
       if (process.env.CONTINUITY_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
@@ -442,11 +359,6 @@ export function resultOf(server: AnthropicServer, id: string): ToolResult | unde
 /** The spans the application's provider ended for `sessionId`. */
 export function appSpans(suite: Suite, sessionId: string): ReadableSpan[] {
   return suite.exporter.getFinishedSpans().filter((s) => s.attributes[ATTR_SESSION_ID] === sessionId);
-}
-
-/** A unique marker, for values the leak scans look for. */
-export function marker(label: string): string {
-  return `${label}-${randomBytes(6).toString('hex')}`;
 }
 
 export { startAnthropicServer };

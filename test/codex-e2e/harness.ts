@@ -10,17 +10,7 @@
  * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -34,7 +24,11 @@ import {
   TRACES_PATH,
 } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
+import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import type { ResponsesServer } from '../support/responses-server.js';
+import { bytesUnder, marker, readLedger, type TaskDecision, writeKey } from '../support/task.js';
+
+export { marker, type Run, run, type TaskDecision };
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'continuity.js');
@@ -82,63 +76,9 @@ export function useSuite(): () => Suite {
 }
 
 // Scenarios run concurrently; this bounds the processes of the binary at once (2 shared cores).
-const MAX_BINARIES = Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 2;
-let running = 0;
-const queue: Array<() => void> = [];
-
-async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
-  if (running >= MAX_BINARIES) await new Promise<void>((r) => queue.push(r));
-  running++;
-  try {
-    return await fn();
-  } finally {
-    running--;
-    queue.shift()?.();
-  }
-}
+const withSlot = slots();
 
 // ── Processes ───────────────────────────────────────────────────────────────────────────────────
-
-/** What a child process did. */
-export interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a child process without blocking the event loop (the servers of the test live there). */
-export function run(
-  command: string,
-  args: string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string; input?: string; timeoutMs?: number },
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
-  });
-}
-
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  // Nothing of the runner's environment beyond these: no OTEL_*, CONTINUITY_*, CODEX_*, OPENAI_*.
-  for (const k of ['PATH', 'LANG', 'TZ']) if (process.env[k] !== undefined) env[k] = process.env[k];
-  return { ...env, ...extra };
-}
 
 // ── A world per scenario ────────────────────────────────────────────────────────────────────────
 
@@ -173,16 +113,6 @@ export interface World {
   stateBytes(): Buffer;
   file(rel: string): string;
   dispose(): void;
-}
-
-/** A decision of the task record. */
-export interface TaskDecision {
-  value: unknown;
-  sensitive?: boolean;
-}
-
-function writeKey(path: string): void {
-  writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600 });
 }
 
 /** Codex's config.toml before init adds the trust entries: the scripted provider, automatic compaction. */
@@ -302,25 +232,8 @@ export async function makeWorld(
         return { ...r, events, threadId: started?.thread_id as string | undefined };
       }),
     continuity: cli,
-    ledgerRecords: () =>
-      existsSync(ledger)
-        ? readFileSync(ledger, 'utf8')
-            .split('\n')
-            .filter((l) => l.length > 0)
-            .map((l) => JSON.parse(l) as Record<string, unknown>)
-        : [],
-    stateBytes: () => {
-      const out: Buffer[] = [];
-      const walk = (dir: string) => {
-        for (const name of readdirSync(dir)) {
-          const p = join(dir, name);
-          if (statSync(p).isDirectory()) walk(p);
-          else out.push(readFileSync(p));
-        }
-      };
-      walk(state);
-      return Buffer.concat(out);
-    },
+    ledgerRecords: () => readLedger(ledger),
+    stateBytes: () => bytesUnder(state),
     file: (rel) => join(project, rel),
     dispose: () => {
       if (process.env.CONTINUITY_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
@@ -450,9 +363,4 @@ export async function spansOf(
 /** Every byte the receiver accepted, for the leak scans. */
 export function wireBytes(s: Suite): string {
   return Buffer.concat(s.receiver.requests.map((r) => r.body)).toString('latin1');
-}
-
-/** A unique marker, for values the leak scans look for. */
-export function marker(label: string): string {
-  return `${label}-${randomBytes(6).toString('hex')}`;
 }

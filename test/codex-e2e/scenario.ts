@@ -24,56 +24,10 @@ import {
   startResponsesServer,
   toolOutputs,
 } from '../support/responses-server.js';
-import {
-  makeWorld,
-  marker,
-  type Suite,
-  spansOf,
-  type TaskDecision,
-  type World,
-  wireBytes,
-} from './harness.js';
+import { rawStrings, type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
+import { makeWorld, marker, type Suite, spansOf, type World, wireBytes } from './harness.js';
 
-/** The decision values of a task, each string unique to the scenario. */
-export interface TaskValues {
-  scope: { repository: string; paths: string[] };
-  approval_boundary: { requires_human: string[] };
-  acceptance_test: { command: string; must_pass: boolean };
-}
-
-/** Fresh values; `approval_boundary` is sensitive (digested with the keyed HMAC). */
-export function taskValues(): TaskValues {
-  return {
-    scope: { repository: marker('acme/payments'), paths: [marker('services/ledger')] },
-    approval_boundary: { requires_human: ['deploy', marker('schema_migration')] },
-    acceptance_test: { command: `npm test -- ${marker('ledger')}`, must_pass: true },
-  };
-}
-
-/** The same task with the scope widened (a change a human has to approve). */
-export function widened(v: TaskValues): TaskValues {
-  return { ...v, scope: { ...v.scope, paths: [...v.scope.paths, marker('services/billing')] } };
-}
-
-function taskRecord(v: TaskValues): Record<string, TaskDecision> {
-  return {
-    scope: { value: v.scope },
-    approval_boundary: { value: v.approval_boundary, sensitive: true },
-    acceptance_test: { value: v.acceptance_test },
-  };
-}
-
-/** Every string of the values (the leak scans look for each). */
-export function rawStrings(...values: unknown[]): string[] {
-  const out = new Set<string>();
-  const walk = (v: unknown) => {
-    if (typeof v === 'string' && v.length >= 8) out.add(v);
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  values.forEach(walk);
-  return [...out];
-}
+export { rawStrings, type TaskValues, taskRecord, taskValues, widened };
 
 /** One scenario: its world, its model server (steps appended as the scenario goes), the secrets. */
 export interface Scenario {
