@@ -1,17 +1,28 @@
 #!/usr/bin/env node
-// The `continuity` command. Kept tiny: it loads only the compiled entry point it needs.
+// The `continuity` command. CommonJS (bin/package.json), so that `continuity hook <runtime>`, the
+// write gate among the hooks, loads two CommonJS files (this one and the bundled dist/hook.cjs)
+// and never starts the ES module loader; every other command loads the CLI (an ES module).
+'use strict';
 const argv = process.argv.slice(2);
-if (argv.length === 2 && argv[0] === 'hook' && argv[1] === 'claude-code') {
-  // Claude Code hooks, the write gate among them, run once per event: go straight to the lean
-  // adapter module (no commander, zod or OpenTelemetry on the gate's path), and exit as soon as
-  // it is done so nothing left in the event loop can hold the agent up.
-  const { runClaudeCodeHook } = await import('../dist/adapters/claude-code/hook.js');
-  process.exit(await runClaudeCodeHook());
-} else if (argv.length === 2 && argv[0] === 'hook' && argv[1] === 'codex') {
-  // The same for Codex CLI: its hooks fail open when they time out, so the gate must be quick.
-  const { runCodexHook } = await import('../dist/adapters/codex/hook.js');
-  process.exit(await runCodexHook());
+
+function cli() {
+  import('../dist/cli/main.js').then(
+    async ({ runCli }) => {
+      process.exitCode = await runCli(argv);
+    },
+    (e) => {
+      process.stderr.write(`continuity: ${e.message}; run npm run build in the checkout\n`);
+      process.exitCode = 3;
+    },
+  );
+}
+
+if (argv.length === 2 && argv[0] === 'hook') {
+  // Hooks run once per event: exit as soon as the answer is written, so nothing left in the event
+  // loop can hold the agent up. An unknown runtime goes to the CLI, which says what it expects.
+  require('../dist/hook.cjs')
+    .runHook(argv[1])
+    .then((code) => (code === undefined ? cli() : process.exit(code)));
 } else {
-  const { runCli } = await import('../dist/cli/main.js');
-  process.exitCode = await runCli(argv);
+  cli();
 }

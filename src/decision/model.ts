@@ -1,28 +1,24 @@
 /**
  * The decision model: zod schemas for what is stored and exported, with types inferred from them.
+ * The rules they enforce (patterns, bounds, versions) are plain values in `./rules.ts`, re-exported here.
  *
  * Raw decision values never appear here. They exist only as the input of the digest functions in
  * `src/digest/`; every type below carries digests, identifiers, integers and timestamps.
  */
 import { z } from 'zod';
 import { DECISION_NAME_PATTERN } from './names.js';
+import { DIGEST_PATTERN, NORMALIZER_VERSION, OPAQUE_ID_PATTERN } from './rules.js';
 import { isRfc3339Utc } from './time.js';
 
-/** The normalizer version this build writes. Snapshots carry it so digests stay comparable. */
-export const NORMALIZER_VERSION = 1 as const;
-
-/** `sha256:<64 hex>` or `hmac-sha256:<keyId>:<64 hex>`. */
-export const DIGEST_PATTERN = /^(?:sha256|hmac-sha256:[0-9a-f]{16}):[0-9a-f]{64}$/;
-
-/**
- * An opaque identifier (session, source, approver, approval reference): no white space, no
- * leading `/` or `~`, at most 256 characters. It is stored and exported, so it must never be
- * free text or a path.
- */
-export const OPAQUE_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._:@#+=/-]{0,255}$/;
-
-/** Default bounds on how many decisions a captured snapshot holds (the article's three to seven). */
-export const DEFAULT_DECISION_BOUNDS = { min: 3, max: 7 } as const;
+export type { ActivityState, DecisionBounds } from './rules.js';
+export {
+  ACTIVITY_STATES,
+  checkDecisionCount,
+  DEFAULT_DECISION_BOUNDS,
+  DIGEST_PATTERN,
+  NORMALIZER_VERSION,
+  OPAQUE_ID_PATTERN,
+} from './rules.js';
 
 /** A decision name (see {@link DECISION_NAME_PATTERN}). */
 export const DecisionNameSchema = z
@@ -95,29 +91,3 @@ export const ApprovalSchema = z.strictObject({
 });
 /** An explicit human approval of one decision's change from one digest to another. */
 export type Approval = z.infer<typeof ApprovalSchema>;
-
-/** Bounds on the number of decisions in a captured snapshot. */
-export interface DecisionBounds {
-  /** Fewest decisions. Default 3. */
-  min: number;
-  /** Most decisions. Default 7. */
-  max: number;
-}
-
-/**
- * Checks a captured snapshot's decision count against the bounds. Returns a problem message or
- * `undefined`. Only captures are bounded: a post snapshot with fewer decisions is evidence of a
- * dropped decision, not bad input.
- */
-export function checkDecisionCount(decisions: object, bounds: DecisionBounds = DEFAULT_DECISION_BOUNDS) {
-  const n = Object.keys(decisions).length;
-  if (n < bounds.min || n > bounds.max) {
-    return `expected ${bounds.min} to ${bounds.max} decisions, got ${n}`;
-  }
-  return undefined;
-}
-
-/** Activity is its own dimension beside continuity, never flattened into one health value. */
-export const ACTIVITY_STATES = ['working', 'waiting_human', 'idle'] as const;
-/** What the agent is doing (working, waiting_human, idle), beside its continuity state. */
-export type ActivityState = (typeof ACTIVITY_STATES)[number];

@@ -7,7 +7,7 @@
  * `null` and a missing field stay different because canonical JSON keeps both as they are.
  */
 import canonicalize from 'canonicalize';
-import { NORMALIZER_VERSION } from '../decision/model.js';
+import { NORMALIZER_VERSION } from '../decision/rules.js';
 
 /** Why a value cannot be normalized. `path` is a JSON path into the value, `$` for the root. */
 export interface NormalizeProblem {

@@ -14,17 +14,9 @@
  */
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
 import type { Classification } from '../classify/classify.js';
-import {
-  ACTIVITY_STATES,
-  type ActivityState,
-  type Approval,
-  type DecisionMap,
-  type DecisionObservation,
-  DIGEST_PATTERN,
-  OPAQUE_ID_PATTERN,
-  type Snapshot,
-} from '../decision/model.js';
+import type { Approval, DecisionMap, DecisionObservation, Snapshot } from '../decision/model.js';
 import { DECISION_NAME_PATTERN } from '../decision/names.js';
+import { ACTIVITY_STATES, type ActivityState, DIGEST_PATTERN, OPAQUE_ID_PATTERN } from '../decision/rules.js';
 import { isRfc3339Utc } from '../decision/time.js';
 import {
   ACTIVITY_STATE_UNKNOWN,

@@ -1,18 +1,30 @@
 /**
- * What the write gate's fast path loads: every module a real `continuity hook claude-code`
- * process loads is recorded by a module loader hook (`node --import`), so a new import on the
- * gate's path (the exporter, OpenTelemetry, zod, commander, `node:http`) fails here instead of
- * showing up later as a slower tool call in `npm run bench`.
+ * What each hook process loads. Every file a real `continuity hook claude-code` process requires
+ * is recorded by a preload script (`node --require`) that wraps the CommonJS loader, and whether
+ * the ES module loader was started at all is read from `process.moduleLoadList` at exit. The
+ * bundles' contents come from esbuild's metafile (`dist/hook.meta.json`, written by
+ * `npm run build`). A new import on the gate's path (the exporter, OpenTelemetry, zod,
+ * commander, `node:http`) fails here instead of showing up later as a slower tool call in
+ * `npm run bench`.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, hook, makeWorld, payload, ROOT, type World, writeTaskRecord } from './harness.js';
 
 let world: World;
-let register = '';
+let tracer = '';
+
+/** What a traced hook process loaded. */
+interface Trace {
+  /** Files required, repo-relative (or absolute outside the repository). */
+  files: string[];
+  /** Built-in modules required, as `node:<name>`. */
+  builtins: string[];
+  /** True when the ES module loader was started. */
+  esmLoader: boolean;
+}
 
 beforeAll(() => {
   world = makeWorld('http://127.0.0.1:9');
@@ -21,94 +33,141 @@ beforeAll(() => {
     target: { value: 'main' },
     acceptance_test: { value: 'npm test' },
   });
-  // The loader hook runs on its own thread; it appends each URL it loads to the file named by
-  // LOAD_TRACE_FILE, synchronously, so the list is complete when the process exits.
-  const hooks = join(world.root, 'trace-hooks.mjs');
+  tracer = join(world.root, 'trace.cjs');
   writeFileSync(
-    hooks,
+    tracer,
     [
-      "import { appendFileSync } from 'node:fs';",
-      'export async function load(url, context, next) {',
-      "  if (process.env.LOAD_TRACE_FILE) appendFileSync(process.env.LOAD_TRACE_FILE, url + '\\n');",
-      '  return next(url, context);',
-      '}',
+      "'use strict';",
+      // Not require('node:module'): loading it starts the ES module loader, which is what is measured.
+      'const Module = module.constructor;',
+      'const builtin = new Set(Module.builtinModules);',
+      "const { writeFileSync } = require('node:fs');",
+      'const files = new Set();',
+      'const builtins = new Set();',
+      'const load = Module._load;',
+      'Module._load = function (request, parent, isMain) {',
+      "  const bare = request.replace(/^node:/, '');",
+      "  if (builtin.has(bare)) builtins.add('node:' + bare);",
+      '  else {',
+      '    try { files.add(Module._resolveFilename(request, parent, isMain)); } catch {}',
+      '  }',
+      '  return load.apply(this, arguments);',
+      '};',
+      "process.on('exit', () => {",
+      '  writeFileSync(process.env.LOAD_TRACE_FILE, JSON.stringify({',
+      '    files: [...files], builtins: [...builtins],',
+      "    esmLoader: process.moduleLoadList.includes('NativeModule internal/modules/esm/loader'),",
+      '  }));',
+      '});',
     ].join('\n'),
-  );
-  register = join(world.root, 'trace-register.mjs');
-  writeFileSync(
-    register,
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
 });
 
 afterAll(() => world.dispose());
 
-/** Runs one hook event with the loader hook and returns the modules it loaded (repo-relative or `node:` names). */
+/** Runs one hook event with the tracer and returns what it loaded. */
 function tracedHook(
   sessionId: string,
   event: string,
   extra: Record<string, unknown>,
   name: string,
-): Promise<string[]> {
-  const trace = join(world.root, `${name}.trace`);
-  writeFileSync(trace, '');
+): Promise<Trace> {
+  const file = join(world.root, `${name}.trace.json`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', register, BIN, 'hook', 'claude-code'], {
+    const child = spawn(process.execPath, ['--require', tracer, BIN, 'hook', 'claude-code'], {
       cwd: world.project,
-      env: { ...world.env, LOAD_TRACE_FILE: trace },
+      env: { ...world.env, LOAD_TRACE_FILE: file },
     });
     child.stdout.resume();
     child.stderr.resume();
     child.on('error', reject);
     child.on('close', (status) => {
-      if (status !== 0) reject(new Error(`hook exited ${status}`));
-      const root = pathToFileURL(ROOT).href;
-      resolve(
-        readFileSync(trace, 'utf8')
-          .split('\n')
-          .filter((l) => l.length > 0)
-          .map((u) => (u.startsWith(root) ? u.slice(root.length).replace(/^\//, '') : u)),
-      );
+      if (status !== 0) return reject(new Error(`hook exited ${status}`));
+      const t = JSON.parse(readFileSync(file, 'utf8')) as Trace;
+      const root = ROOT.endsWith('/') ? ROOT : `${ROOT}/`;
+      resolve({
+        ...t,
+        files: t.files.map((f) => (f.startsWith(root) ? f.slice(root.length) : f)).sort(),
+        builtins: t.builtins.sort(),
+      });
     });
     child.stdin.end(payload(world, sessionId, event, extra));
   });
 }
 
+/** The source files esbuild put into one bundle. */
+function bundleInputs(bundle: string): string[] {
+  const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'hook.meta.json'), 'utf8')) as Record<
+    string,
+    { inputs: string[] }
+  >;
+  const inputs = meta[bundle]?.inputs;
+  if (!inputs) throw new Error(`dist/hook.meta.json has no ${bundle}; run npm run build`);
+  return inputs;
+}
+
+const WRITE = { tool_name: 'Write', tool_input: { file_path: 'a.ts', content: 'x' }, tool_use_id: 't1' };
+
 describe('the write gate fast path', () => {
-  it('loads only the lean adapter modules: no exporter, OpenTelemetry, zod, commander or node:http', async () => {
+  it('loads two CommonJS files (the bin and dist/hook.cjs), three built-ins, and never starts the ES module loader', async () => {
     // A session with a cached "no boundary" state: the gate answers from the cache.
     expect((await hook(world, 'fast-1', 'SessionStart', { source: 'startup' })).status).toBe(0);
-    const loaded = await tracedHook(
-      'fast-1',
-      'PreToolUse',
-      { tool_name: 'Write', tool_input: { file_path: 'a.ts', content: 'x' }, tool_use_id: 't1' },
-      'gate',
-    );
-    expect(loaded).toContain('dist/adapters/core/gate.js');
-    const repoModules = loaded.filter((m) => !m.startsWith('node:') && !m.startsWith('file:'));
-    expect(repoModules.filter((m) => m.startsWith('dist/export/'))).toEqual([]);
-    expect(repoModules.filter((m) => m.includes('node_modules/'))).toEqual([]);
-    expect(loaded).not.toContain('dist/adapters/core/export.js');
-    expect(loaded).not.toContain('node:http');
-    expect(loaded).not.toContain('node:https');
-    // The whole list, so any addition is a deliberate change of this test.
-    expect(repoModules.sort()).toEqual(
+    const t = await tracedHook('fast-1', 'PreToolUse', WRITE, 'gate');
+    expect(t.files).toEqual(['bin/continuity.js', 'dist/hook.cjs']);
+    expect(t.builtins).toEqual(['node:fs', 'node:os', 'node:path']);
+    expect(t.esmLoader).toBe(false);
+  });
+
+  it('is one bundle of the lean adapter modules: no exporter, ledger writer, OpenTelemetry, zod or commander', () => {
+    expect(bundleInputs('hook.cjs')).toEqual(
       [
-        'bin/continuity.js',
-        'dist/adapters/claude-code/config.js',
-        'dist/adapters/claude-code/hook.js',
-        'dist/adapters/core/config.js',
-        'dist/adapters/core/gate.js',
-        'dist/adapters/core/process.js',
-        'dist/adapters/core/state.js',
-        'dist/classify/states.js',
+        'src/adapters/claude-code/config.ts',
+        'src/adapters/claude-code/hook.ts',
+        // Codex CLI's hook entry, in the same bundle (its recording handlers are a bundle of their own).
+        'src/adapters/codex/config.ts',
+        'src/adapters/codex/events.ts',
+        'src/adapters/codex/hook.ts',
+        'src/adapters/codex/patch.ts',
+        'src/adapters/core/config.ts',
+        'src/adapters/core/gate.ts',
+        'src/adapters/core/messages.ts',
+        'src/adapters/core/process.ts',
+        'src/adapters/core/state.ts',
+        'src/adapters/hook.ts',
+        'src/classify/states.ts',
       ].sort(),
     );
   });
+});
 
-  it('while a recording hook (PreCompact) does load the exporter: the trace sees what is loaded', async () => {
-    const loaded = await tracedHook('fast-2', 'PreCompact', { trigger: 'auto' }, 'precompact');
-    expect(loaded).toContain('dist/export/exporter.js');
-    expect(loaded).toContain('dist/adapters/core/export.js');
+describe('the recording hooks', () => {
+  it('PreCompact loads the Claude Code bundle only: no zod, no ledger writer, no exporter, no ES modules', async () => {
+    const t = await tracedHook('fast-2', 'PreCompact', { trigger: 'auto' }, 'precompact');
+    expect(t.files).toEqual(['bin/continuity.js', 'dist/hook-claude-code.cjs', 'dist/hook.cjs']);
+    expect(t.builtins).not.toContain('node:http');
+    expect(t.esmLoader).toBe(false);
+    const inputs = bundleInputs('hook-claude-code.cjs');
+    expect(inputs.filter((i) => i.startsWith('node_modules/'))).toEqual([
+      'node_modules/canonicalize/lib/canonicalize.js',
+    ]);
+    expect(inputs).toContain('src/adapters/core/task-record.ts');
+    expect(inputs).not.toContain('src/ledger/ledger.ts');
+    expect(inputs).not.toContain('src/decision/model.ts');
+    expect(inputs.filter((i) => i.startsWith('src/export/'))).toEqual(['src/export/spans.ts']);
+  });
+
+  it('the confirmation (SessionStart(compact)) loads the ledger writer and the exporter: the trace sees what is loaded', async () => {
+    const t = await tracedHook('fast-2', 'SessionStart', { source: 'compact' }, 'confirm');
+    expect(t.files).toEqual(
+      [
+        'bin/continuity.js',
+        'dist/hook-claude-code.cjs',
+        'dist/hook-export.cjs',
+        'dist/hook-ledger.cjs',
+        'dist/hook.cjs',
+      ].sort(),
+    );
+    expect(t.builtins).toContain('node:http');
+    expect(bundleInputs('hook-ledger.cjs').some((i) => i.startsWith('node_modules/zod/'))).toBe(true);
   });
 });

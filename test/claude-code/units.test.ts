@@ -16,7 +16,11 @@ import { inspectBashCommand, inspectTargetPath, isContinuityReadonly } from '../
 import { compactionContext, gateReason, nextAction } from '../../src/adapters/core/messages.js';
 import { digestRestatement } from '../../src/adapters/core/restatement.js';
 import { fileKey, spoolDir, stateDirOf } from '../../src/adapters/core/state.js';
-import { digestTaskRecord, taskRecordTemplate } from '../../src/adapters/core/task-record.js';
+import {
+  digestTaskRecord,
+  nestedDeeperThan,
+  taskRecordTemplate,
+} from '../../src/adapters/core/task-record.js';
 
 /** The configuration of `dir` under the environment `env`, resolved as a hook resolves it. */
 function loadConfig(dir: string, env: NodeJS.ProcessEnv) {
@@ -26,6 +30,13 @@ function loadConfig(dir: string, env: NodeJS.ProcessEnv) {
 import { InputError } from '../../src/decision/problems.js';
 import { createDigestKey, digestValue } from '../../src/digest/digest.js';
 import { MAX_SPOOL_FILES, spoolRequest } from '../../src/export/spool.js';
+
+/** A value nested `n` objects deep. */
+function deeply(n: number): unknown {
+  let v: unknown = 'x';
+  for (let i = 0; i < n; i++) v = { a: v };
+  return v;
+}
 
 let dir = '';
 beforeEach(() => {
@@ -304,6 +315,11 @@ describe('task record', () => {
       'task_record_invalid',
     ],
     [
+      'a value nested 2 000 deep (refused, never a stack overflow)',
+      { decisions: { a: { value: deeply(2000) }, b: { value: 2 }, c: { value: 3 } } },
+      'task_record_invalid',
+    ],
+    [
       'a sensitive decision and no key',
       { decisions: { a: { value: 1, sensitive: true }, b: { value: 2 }, c: { value: 3 } } },
       'digest_key_missing',
@@ -320,6 +336,30 @@ describe('task record', () => {
   it('reports a missing file as task_record_missing', () => {
     const r = digestTaskRecord(join(dir, 'nope.json'), '.continuity/task.json', now, () => undefined);
     expect(r.ok ? '' : r.problem.code).toBe('task_record_missing');
+  });
+  it('names every problem with its field path, and never quotes the file when it is not JSON', () => {
+    const r = digestTaskRecord(
+      write({ task: 'has space', extra: 1, decisions: { a: { value: 1, sensitive: 'yes', revision: 0 } } }),
+      'task.json',
+      now,
+      () => undefined,
+    );
+    expect(r.ok ? '' : r.problem.message).toBe(
+      'task.json: extra: unknown field; remove it; task.json: task: expected an opaque identifier: letters, digits and ._:@#+=/- only, no spaces, not a path, at most 256; task.json: decisions.a.sensitive: expected true or false',
+    );
+    const p = join(dir, 'broken.json');
+    writeFileSync(p, '{"decisions": {"scope": {"value": SECRET-VALUE}}}');
+    const bad = digestTaskRecord(p, 'task.json', now, () => undefined);
+    expect(bad.ok ? '' : bad.problem.message).toMatch(/^task\.json: not valid JSON/);
+    expect(bad.ok ? '' : bad.problem.message).not.toContain('SECRET');
+  });
+
+  it('bounds the nesting of a value without recursion', () => {
+    expect(nestedDeeperThan(deeply(64))).toBe(false);
+    expect(nestedDeeperThan(deeply(65))).toBe(true);
+    expect(nestedDeeperThan(deeply(100_000))).toBe(true);
+    expect(nestedDeeperThan([[[]]], 2)).toBe(true);
+    expect(nestedDeeperThan('scalar', 0)).toBe(false);
   });
 });
 

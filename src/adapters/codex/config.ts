@@ -10,6 +10,7 @@
  *
  * Lean (the gate loads it): node:path and the core's configuration, state and process modules.
  */
+import { statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   type ContinuityEnv,
@@ -21,7 +22,7 @@ import {
 import type { ToolKind } from '../core/events.js';
 import type { Voice } from '../core/messages.js';
 import { absoluteLauncherFor } from '../core/process.js';
-import { fs, type StateDir, stateDirOf } from '../core/state.js';
+import { type StateDir, stateDirOf } from '../core/state.js';
 
 /** The runtime name written on every compaction span and ledger record, and the spans' `service.name`. */
 export const RUNTIME = 'codex-cli';
@@ -79,7 +80,7 @@ export function codexState(env: CodexEnv): StateDir {
 
 function isDir(path: string): boolean {
   try {
-    return fs.statSync(path).isDirectory();
+    return statSync(path).isDirectory();
   } catch {
     return false;
   }

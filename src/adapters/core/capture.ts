@@ -19,8 +19,8 @@
  */
 
 import type { Approval, DecisionMap } from '../../decision/model.js';
-import { NORMALIZER_VERSION } from '../../decision/model.js';
 import { compareCriticality } from '../../decision/names.js';
+import { NORMALIZER_VERSION } from '../../decision/rules.js';
 import { loadDigestKey } from '../../digest/key-file.js';
 import { boundarySpanIds, type ExportSpan, timeNs } from '../../export/spans.js';
 import { evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
@@ -28,7 +28,6 @@ import { EVIDENCE_MISSING_REASONS, SPAN_COMPACTION_PRE } from '../../otel/semcon
 import type { TrackedBoundary } from './boundary.js';
 import type { AdapterConfig } from './config.js';
 import { openEvidence } from './evidence.js';
-import { exportAdapterSpans } from './export.js';
 import type { PreCapture, StateDir } from './state.js';
 import { digestTaskRecord, readTaskOutline } from './task-record.js';
 import { markPreMissing } from './track.js';
@@ -215,6 +214,8 @@ export async function recordOpenedBoundary(
         : evidenceMissingAttributes('pre', sessionId, reason ?? ADAPTER_EVIDENCE_REASONS.preHookMissing, ctx),
     error: reason !== undefined,
   };
+  // The exporter is loaded only here and in the other exporting paths, never by a pure capture.
+  const { exportAdapterSpans } = await import('./export.js');
   await exportAdapterSpans([span], config, warn);
 }
 

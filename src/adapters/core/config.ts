@@ -20,6 +20,7 @@
  *
  * Lean on purpose: the write gate loads it on every tool call (node:path and two tiny modules).
  */
+import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { ExportSpan } from '../../export/spans.js';
@@ -71,7 +72,8 @@ const PASSED = /^(?:CONTINUITY_|XDG_STATE_HOME$|HOME$)/;
 export function resolveEnv(env: NodeJS.ProcessEnv): ContinuityEnv {
   const vars: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && PASSED.test(k)) vars[k] = v;
-  const home = env.HOME || process.getBuiltinModule?.('node:os').homedir() || '.';
+  // A relative HOME is ignored, like a relative XDG_STATE_HOME (the ledger's paths do the same).
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
   const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
   const stateBase = join(xdg ?? join(home, '.local', 'state'), 'agent-continuity');
   const stateRoot = env[ENV.stateDir] ? resolve(env[ENV.stateDir]!) : stateBase;

@@ -10,13 +10,13 @@
  * gate answers for.
  */
 import type { Classification } from '../../classify/classify.js';
-import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { compareCriticality } from '../../decision/names.js';
+import { OPAQUE_ID_PATTERN } from '../../decision/rules.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
 import { loadChainKey } from '../../ledger/chain-key.js';
 import type { BoundaryEvidence } from '../../ledger/evidence.js';
 import { readLatestBoundary } from '../../ledger/latest.js';
-import { Ledger } from '../../ledger/ledger.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../ledger/receipt.js';
 import type { NewRecord } from '../../ledger/records.js';
 import type { AdapterConfig } from './config.js';
@@ -48,24 +48,29 @@ export interface EvidenceStore {
 export function openEvidence(config: AdapterConfig, ledgerPath?: string): EvidenceStore {
   const path = ledgerPath ?? config.env.ledgerPath;
   let ledger: Ledger | undefined;
-  const open = () => {
-    ledger ??= Ledger.open(path, {
-      chainKey: loadChainKey({ env: config.env.vars }),
-      timeoutMs: LEDGER_LOCK_TIMEOUT_MS,
-    });
+  // The writer (schemas, leak guard, chain) is loaded on the first append only: a hook that only
+  // reads the ledger (PreCompact, the gate's slow path) never loads zod.
+  const open = async () => {
+    if (!ledger) {
+      const { Ledger } = await import('../../ledger/ledger.js');
+      ledger = Ledger.open(path, {
+        chainKey: loadChainKey({ env: config.env.vars }),
+        timeoutMs: LEDGER_LOCK_TIMEOUT_MS,
+      });
+    }
     return ledger;
   };
   return {
     path,
     async append(...records) {
-      await open().appendBatch(records);
+      await (await open()).appendBatch(records);
     },
     latest(sessionId) {
       return readLatestBoundary(path, sessionId) ?? undefined;
     },
     async receipt(evidence, classification, nowMs) {
       if (!receiptIsCurrent(evidence, classification)) {
-        await open().append(classificationRecord(evidence, classification, nowMs));
+        await (await open()).append(classificationRecord(evidence, classification, nowMs));
       }
     },
     async close() {

@@ -3,11 +3,11 @@
  * to stdout and one line to stderr, and how the agent's shell starts `continuity`. Shared by every
  * adapter whose runtime runs a command per hook event (Claude Code, Codex CLI).
  *
- * Lean on purpose (the write gate loads it on every tool call): `node:fs` without its ES module
- * facade (from ./state.ts) and `node:path`.
+ * Lean on purpose (the write gate loads it on every tool call): `node:fs` and `node:path`.
  */
+
+import { accessSync, constants, readSync, writeSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { fs } from './state.js';
 
 /** Largest stdin a hook parses (bytes). Larger input is drained and read from its head only. */
 export const MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
@@ -46,7 +46,7 @@ export async function readStdin(limit = MAX_PAYLOAD_BYTES): Promise<{ buffer: Bu
   const chunk = Buffer.allocUnsafe(1 << 16);
   try {
     for (;;) {
-      const n = fs.readSync(0, chunk, 0, chunk.length, null);
+      const n = readSync(0, chunk, 0, chunk.length, null);
       if (n === 0) break;
       if (size + n > limit) {
         truncated = true;
@@ -83,7 +83,7 @@ export interface HookIo {
 // small and must be complete before the process exits.
 const fdWriter = (fd: number) => ({
   write: (s: string) => {
-    if (s.length > 0) fs.writeSync(fd, s);
+    if (s.length > 0) writeSync(fd, s);
   },
 });
 
@@ -103,7 +103,7 @@ export function findOnPath(name: string, path: string): string | undefined {
   for (const dir of path.split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
     try {
-      fs.accessSync(join(dir, name), fs.constants.X_OK);
+      accessSync(join(dir, name), constants.X_OK);
       return join(dir, name);
     } catch {
       // Not in this directory.

@@ -6,14 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
-import { type ActivityState, OPAQUE_ID_PATTERN } from '../../decision/model.js';
+import { type ActivityState, OPAQUE_ID_PATTERN } from '../../decision/rules.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
 import { type ExportSpan, nowNs, randomSpanIds } from '../../export/spans.js';
 import { activityAttributes } from '../../otel/attributes.js';
 import { SPAN_ACTIVITY } from '../../otel/semconv.js';
 import type { AdapterConfig } from './config.js';
 import { openEvidence } from './evidence.js';
-import { exportAdapterSpans } from './export.js';
 import { readActivity, type StateDir, writeActivity } from './state.js';
 
 /** A new boundary id: `<prefix>-<time>-<random>`, lower-case, time-ordered, opaque. */
@@ -75,6 +74,8 @@ export async function recordActivity(
     endNs: nowNs(),
     attributes: activityAttributes(sessionId, stateName),
   };
+  // The exporter is loaded only to export (a bundle of its own in the hook entry).
+  const { exportAdapterSpans } = await import('./export.js');
   await exportAdapterSpans([span], config, warn);
 }
 

@@ -1,7 +1,7 @@
 /**
  * The adapter's own files, outside any repository working tree: where they live and what they
  * hold. Lean on purpose: the write gate reads its cache through this module on every tool call,
- * so it loads nothing but `node:fs` (without its ES module facade) and `node:path`.
+ * so it loads nothing but `node:fs` and `node:path` (in the bundled hook entry, plain `require`s).
  *
  * Layout under the state root (`CONTINUITY_STATE_DIR`, else `$XDG_STATE_HOME/agent-continuity`,
  * else `~/.local/state/agent-continuity`, the ledger's default directory too):
@@ -26,25 +26,25 @@
  * `node -e 0`. Nothing trusts the hash: the gate cache records its session id and is ignored
  * (re-derived from the ledger) when it does not match.
  *
- * One module rather than four (built-ins, file helpers, paths, cache contents): every ES module
- * the gate loads costs it resolution and compilation time, measured by bench/gate.bench.js.
+ * One module for the file helpers, the paths and the cache contents: the write gate's bundle
+ * (dist/hook.cjs) holds it whole, so it must stay small and import nothing but built-ins.
  */
-import type * as FsModule from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { DecisionMap } from '../../decision/model.js';
 import type { BoundaryTrack } from './boundary.js';
 
-// ── Built-ins ─────────────────────────────────────────────────────────────────────────────────
-// Importing `node:fs` from an ES module builds a facade that reads every export, and the
-// `promises` and stream getters then load about twenty internal modules the gate never uses.
-// `process.getBuiltinModule` (Node >= 20.16) returns the plain module; older Node falls back.
-/** `node:fs`, without its ES module facade. */
-export const fs: typeof FsModule = process.getBuiltinModule?.('node:fs') ?? (await import('node:fs'));
-
 // ── File helpers ──────────────────────────────────────────────────────────────────────────────
-const { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } = fs;
-
 /** Creates `dir` (and its parents) with mode 0700 when missing. */
 export function ensureDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -20,30 +20,31 @@
  * and the spans, and the values read here are dropped as soon as they are digested.
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
-import {
-  checkDecisionCount,
-  type DecisionMap,
-  DecisionNameSchema,
-  OpaqueIdSchema,
-  RevisionSchema,
-} from '../../decision/model.js';
-import { type InputProblem, problemsFromZod } from '../../decision/problems.js';
+import type { DecisionMap } from '../../decision/model.js';
+import { DECISION_NAME_PATTERN } from '../../decision/names.js';
+import { formatPath, type InputProblem } from '../../decision/problems.js';
+import { checkDecisionCount, OPAQUE_ID_PATTERN } from '../../decision/rules.js';
 import { type DigestKey, digestValue } from '../../digest/digest.js';
 import { normalize } from '../../digest/normalize.js';
 
-const TaskDecisionSchema = z.strictObject({
-  value: z.json({ error: 'expected a JSON value' }),
-  sensitive: z.boolean({ error: 'expected true or false' }).default(false),
-  revision: RevisionSchema.default(1),
-});
+/**
+ * Deepest nesting of arrays and objects accepted in a decision value (a task record's or a
+ * restatement's). A deeper value is refused with a reason, never digested: a decision is a few
+ * fields, and recursion over an absurdly deep value would overflow the stack.
+ */
+export const MAX_VALUE_DEPTH = 64;
 
-const TaskRecordSchema = z.strictObject({
-  $comment: z.string().optional(),
-  template: z.boolean({ error: 'expected true or false' }).optional(),
-  task: OpaqueIdSchema.optional(),
-  decisions: z.record(DecisionNameSchema, TaskDecisionSchema),
-});
+/** True when `value` nests arrays or objects more than `max` levels deep (`{}` is one). Iterative. */
+export function nestedDeeperThan(value: unknown, max = MAX_VALUE_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** Why a task record could not become a snapshot: a reason code stored as evidence missing. */
 export type TaskRecordProblemCode =
@@ -72,9 +73,93 @@ export interface TaskOutline {
   sensitive: string[];
 }
 
+/** One decision of a valid task record (defaults applied). */
+interface TaskDecision {
+  value: unknown;
+  sensitive: boolean;
+  revision: number;
+}
+
 type Parsed =
-  | { ok: true; record: z.infer<typeof TaskRecordSchema> }
+  | { ok: true; record: { decisions: Record<string, TaskDecision> } }
   | { ok: false; problem: TaskRecordProblem };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const RECORD_KEYS = new Set(['$comment', 'template', 'task', 'decisions']);
+const DECISION_KEYS = new Set(['value', 'sensitive', 'revision']);
+
+/**
+ * Validates a parsed task record, collecting every problem with its field path. Written out rather
+ * than a zod schema: PreCompact runs in a fresh process per compaction, and loading zod and
+ * building its parsers would cost that process about twice a bare Node.js start (bench/gate.bench.js);
+ * the ledger still validates every record it stores with its zod schemas.
+ */
+function validate(
+  doc: unknown,
+): { decisions: Record<string, TaskDecision>; template: boolean } | InputProblem[] {
+  if (!isObject(doc)) return [{ path: '(root)', message: 'expected a JSON object with "decisions"' }];
+  const problems: InputProblem[] = [];
+  for (const key of Object.keys(doc)) {
+    if (!RECORD_KEYS.has(key))
+      problems.push({ path: formatPath([key]), message: 'unknown field; remove it' });
+  }
+  if (doc.$comment !== undefined && typeof doc.$comment !== 'string') {
+    problems.push({ path: '$comment', message: 'expected a string' });
+  }
+  if (doc.template !== undefined && typeof doc.template !== 'boolean') {
+    problems.push({ path: 'template', message: 'expected true or false' });
+  }
+  if (doc.task !== undefined && !(typeof doc.task === 'string' && OPAQUE_ID_PATTERN.test(doc.task))) {
+    problems.push({
+      path: 'task',
+      message:
+        'expected an opaque identifier: letters, digits and ._:@#+=/- only, no spaces, not a path, at most 256',
+    });
+  }
+  const decisions: Record<string, TaskDecision> = {};
+  if (!isObject(doc.decisions)) {
+    problems.push({ path: 'decisions', message: 'expected an object of decision name → {"value": …}' });
+    return problems;
+  }
+  for (const [name, d] of Object.entries(doc.decisions)) {
+    const at = (...more: string[]) => formatPath(['decisions', name, ...more]);
+    if (!DECISION_NAME_PATTERN.test(name)) {
+      problems.push({
+        path: at(),
+        message: 'invalid key: expected a decision name matching ^[a-z][a-z0-9_]{0,63}$',
+      });
+      continue;
+    }
+    if (!isObject(d)) {
+      problems.push({ path: at(), message: 'expected an object {"value": …, "sensitive"?, "revision"?}' });
+      continue;
+    }
+    for (const key of Object.keys(d)) {
+      if (!DECISION_KEYS.has(key)) problems.push({ path: at(key), message: 'unknown field; remove it' });
+    }
+    if (!('value' in d) || d.value === undefined)
+      problems.push({ path: at('value'), message: 'expected a JSON value' });
+    else if (nestedDeeperThan(d.value)) {
+      problems.push({ path: at('value'), message: `nested deeper than ${MAX_VALUE_DEPTH} levels` });
+    }
+    if (d.sensitive !== undefined && typeof d.sensitive !== 'boolean') {
+      problems.push({ path: at('sensitive'), message: 'expected true or false' });
+    }
+    const revision = d.revision;
+    if (revision !== undefined && !(Number.isInteger(revision) && (revision as number) >= 1)) {
+      problems.push({ path: at('revision'), message: 'expected a revision (integer >= 1)' });
+    }
+    decisions[name] = {
+      value: d.value,
+      sensitive: d.sensitive === true,
+      revision: typeof revision === 'number' ? revision : 1,
+    };
+  }
+  return problems.length > 0 ? problems : { decisions, template: doc.template === true };
+}
 
 function describe(label: string, problems: InputProblem[]): string {
   return problems
@@ -104,22 +189,24 @@ function parse(path: string, label: string): Parsed {
   try {
     doc = JSON.parse(text);
   } catch (e) {
+    // The parser's own message quotes the text around the error, i.e. a decision value: never
+    // repeated. Only the position is.
+    const at = /position (\d+)/.exec((e as Error).message)?.[1];
     return {
       ok: false,
-      problem: { code: 'task_record_invalid', message: `${label}: invalid JSON: ${(e as Error).message}` },
+      problem: {
+        code: 'task_record_invalid',
+        message: `${label}: not valid JSON${at ? ` (at character ${at})` : ''}`,
+      },
     };
   }
-  const r = TaskRecordSchema.safeParse(doc);
-  if (!r.success) {
-    return {
-      ok: false,
-      problem: { code: 'task_record_invalid', message: describe(label, problemsFromZod(r.error)) },
-    };
-  }
-  const count = checkDecisionCount(r.data.decisions);
+  const r = validate(doc);
+  if (Array.isArray(r))
+    return { ok: false, problem: { code: 'task_record_invalid', message: describe(label, r) } };
+  const count = checkDecisionCount(r.decisions);
   if (count)
     return { ok: false, problem: { code: 'task_record_invalid', message: `${label}: decisions: ${count}` } };
-  if (r.data.template) {
+  if (r.template) {
     return {
       ok: false,
       problem: {
@@ -128,7 +215,7 @@ function parse(path: string, label: string): Parsed {
       },
     };
   }
-  return { ok: true, record: r.data };
+  return { ok: true, record: { decisions: r.decisions } };
 }
 
 /**

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Bundles the hook entry (src/adapters/hook.ts) into CommonJS files with esbuild, after `tsc`
+// (`npm run build` runs both). A hook is a fresh process per event, so what it loads is its
+// latency: one small CommonJS file for the write gate's fast path, `dist/hook.cjs`, and, required
+// only by the recording hooks, one bundle per runtime with the ledger, digests and exporter.
+//
+// LAZY maps a module the hook entry imports dynamically to the bundle that holds it: inside
+// `dist/hook.cjs` the import becomes `require('./<bundle>')`, and the module is the entry of that
+// bundle. A runtime adapter whose hook entry has recording handlers adds its line here.
+//
+// `dist/hook.meta.json` is esbuild's metafile: test/claude-code/fast-path-imports.test.ts reads
+// which source files each bundle holds.
+import { writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const LAZY = {
+  // Claude Code's recording hooks and the gate's slow path: digests, the ledger's lean reader, locks.
+  'src/adapters/claude-code/handlers.ts': 'hook-claude-code.cjs',
+  // Codex CLI's, the same.
+  'src/adapters/codex/handlers.ts': 'hook-codex.cjs',
+  // Shared by every runtime: the ledger writer (zod schemas, leak guard, chain), loaded by an append;
+  'src/ledger/ledger.ts': 'hook-ledger.cjs',
+  // the span exporter and its spool, loaded by a hook that exports;
+  'src/adapters/core/export.ts': 'hook-export.cjs',
+  // protobuf encoding, loaded only when http/protobuf is configured.
+  'src/otlp/codec.ts': 'hook-otlp-protobuf.cjs',
+};
+
+/** @type {import('esbuild').BuildOptions} */
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // import() of a bundled or lazy module becomes require(): an import() would start the ES module loader.
+  supported: { 'dynamic-import': false },
+  metafile: true,
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
+/** Marks the lazy modules external, rewritten to their bundle, in every bundle but their own. */
+function lazyChunks(self) {
+  return {
+    name: 'lazy-chunks',
+    /** @param {import('esbuild').PluginBuild} b */
+    setup(b) {
+      b.onResolve({ filter: /\.js$/ }, (args) => {
+        if (args.kind !== 'dynamic-import' && args.kind !== 'import-statement') return undefined;
+        const source = relative(root, join(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
+        const chunk = LAZY[source];
+        if (!chunk || source === self) return undefined;
+        if (args.kind !== 'dynamic-import') {
+          throw new Error(`${args.importer}: ${source} is a lazy bundle; import it with import()`);
+        }
+        return { path: `./${chunk}`, external: true };
+      });
+    },
+  };
+}
+
+const bundles = [
+  { entry: 'src/adapters/hook.ts', out: 'hook.cjs' },
+  ...Object.entries(LAZY).map(([entry, out]) => ({ entry, out })),
+];
+const meta = {};
+for (const { entry, out } of bundles) {
+  const r = await build({
+    ...common,
+    entryPoints: [entry],
+    outfile: join('dist', out),
+    plugins: [lazyChunks(entry)],
+  });
+  const output = r.metafile.outputs[`dist/${out}`];
+  meta[out] = { bytes: output?.bytes ?? 0, inputs: Object.keys(output?.inputs ?? {}).sort() };
+}
+writeFileSync(join(root, 'dist', 'hook.meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
