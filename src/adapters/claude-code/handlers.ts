@@ -17,6 +17,7 @@ import { compactionContext, summaryInstruction } from '../core/messages.js';
 import {
   newBoundaryId as coreBoundaryId,
   recordActivity,
+  rememberSession,
   storableSessionId,
   systemNow,
   taskRecordLabel,
@@ -26,8 +27,8 @@ import {
   markerFile,
   type PreCapture,
   readGateState,
+  type StateDir,
   writeGateState,
-  writeProjectSession,
 } from '../core/state.js';
 import { trackStep, withSessionLock } from '../core/track.js';
 import { type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
@@ -43,15 +44,18 @@ export function newBoundaryId(): string {
 export { storableSessionId, systemNow, taskRecordLabel };
 
 /** The gate's slow path for Claude Code: the ledger and the classifier. */
-export function rederive(config: AdapterConfig, env: ClaudeCodeEnv): Rederive {
-  return ledgerRederive(config, claudeCodeState(env), taskRecordLabel(config));
+export function rederive(config: AdapterConfig, env: ClaudeCodeEnv, warn?: (line: string) => void): Rederive {
+  return ledgerRederive(config, claudeCodeState(env), taskRecordLabel(config), warn);
 }
 
 /** Runs the handler of one recording event; returns what the hook prints on stdout. */
 export async function handle(run: HookRun, activity: ActivityState | undefined): Promise<string> {
   const p = run.payload;
   if (!storableSessionId(p.sessionId)) {
-    run.warn(`${p.event}: session_id is not an opaque identifier; nothing recorded`);
+    // Never echoed: it may hold shell syntax or terminal escapes.
+    run.warn(
+      `${p.event}: session_id is invalid: not an opaque identifier (letters, digits and ._:@#+=/- only, not starting with . / or ~); nothing recorded`,
+    );
     return '';
   }
   if (activity) return onActivity(run, activity);
@@ -84,7 +88,7 @@ async function onPreCompact(run: HookRun): Promise<string> {
   const warn = prefixed(run);
   const now = systemNow();
   const state = claudeCodeState(env);
-  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   const tokensBefore = run.local.transcriptPath ? lastReplyTokens(run.local.transcriptPath) : undefined;
   const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
   const event = boundaryEventOf(p, now) as PreEvent;
@@ -93,13 +97,12 @@ async function onPreCompact(run: HookRun): Promise<string> {
     boundaryId: newBoundaryId(),
     capture,
   };
-  try {
-    const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
-    const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
-    if (discarded) warn(`an earlier PreCompact was never followed by a compaction; it is discarded`);
-  } catch (e) {
-    warn(`pre capture not kept: ${(e as Error).message.split('\n')[0]}`);
+  const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
+  if (!step.durable) {
+    warn(`pre capture not kept (session state: ${step.problem}); the compaction will be recorded without it`);
   }
+  const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
+  if (discarded) warn(`an earlier PreCompact was never followed by a compaction; it is discarded`);
   const names = captureNames(capture);
   return names.length > 0 ? `${summaryInstruction(names)}\n` : '';
 }
@@ -114,7 +117,7 @@ async function onCompacted(run: HookRun): Promise<string> {
   const warn = prefixed(run);
   const now = systemNow();
   const state = claudeCodeState(env);
-  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   const label = taskRecordLabel(config);
   const event = boundaryEventOf(p, now) as CompactedEvent;
   const step = await trackStep(state, p.sessionId, { event, boundaryId: newBoundaryId() }, now, () =>
@@ -122,15 +125,25 @@ async function onCompacted(run: HookRun): Promise<string> {
   );
   const o = step.assembly.outcome;
   const current = step.assembly.track.current;
+  if (!step.durable) warn(`session state unavailable (${step.problem}); recording from the ledger alone`);
   if ((o.kind === 'confirmed' || o.kind === 'opened_pre_missing') && current) {
-    if (o.kind === 'opened_pre_missing') {
+    if (o.kind === 'opened_pre_missing' && step.durable) {
       warn('compaction without a PreCompact capture; continuity cannot be verified for it');
     }
-    await recordOpenedBoundary(config, state, p.sessionId, current, warn);
+    await recordOpenedBoundary(config, state, p.sessionId, current, warn, {
+      stateUnavailable: !step.durable,
+    });
   }
   if (event.signal !== SIGNALS.sessionStart) return '';
   const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
-  if (!b || !createMarker(markerFile(state, p.sessionId, b.id, 'injected'))) return '';
+  if (!b) return '';
+  let first = true;
+  try {
+    first = createMarker(markerFile(state, p.sessionId, b.id, 'injected'));
+  } catch {
+    // Without the marker the request may be repeated by a later signal: better twice than never.
+  }
+  if (!first) return '';
   return `${JSON.stringify({
     hookSpecificOutput: {
       hookEventName: 'SessionStart',
@@ -150,7 +163,7 @@ async function onResumed(run: HookRun): Promise<string> {
   const { payload: p, config, env } = run;
   const now = systemNow();
   const state = claudeCodeState(env);
-  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   if (p.source !== 'resume' && !readGateState(state, p.sessionId)) {
     // A new session has no boundary yet: the gate's fast path knows that from now on.
     await withSessionLock(state, p.sessionId, () => {

@@ -37,7 +37,15 @@
 import type { AdapterConfig } from '../core/config.js';
 import type { ToolEvent } from '../core/events.js';
 import { decideGate } from '../core/gate.js';
-import { type HookIo, headField, oneLine, processIo, stringField, validSessionId } from '../core/process.js';
+import {
+  type HookIo,
+  headField,
+  oneLine,
+  processIo,
+  sessionIdOf,
+  sessionIdProblem,
+  stringField,
+} from '../core/process.js';
 import { isRecord, readActivity, readGateState } from '../core/state.js';
 import {
   type ClaudeCodeEnv,
@@ -96,9 +104,9 @@ export function toPayload(raw: unknown): PayloadResult {
   if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
   const event = stringField(raw, 'hook_event_name', 128);
   if (!event) return { ok: false, problem: 'hook_event_name is missing' };
-  if (!validSessionId(raw.session_id))
-    return { ok: false, problem: `${event}: session_id is missing or invalid` };
-  const p: HookPayload = { event, sessionId: raw.session_id };
+  const id = sessionIdOf(raw, event);
+  if ('problem' in id) return { ok: false, problem: id.problem };
+  const p: HookPayload = { event, sessionId: id.id };
   const cwd = stringField(raw, 'cwd');
   if (cwd) p.cwd = cwd;
   const trigger = raw.trigger;
@@ -118,7 +126,10 @@ export function toPayload(raw: unknown): PayloadResult {
   if (event === 'PreToolUse' && isRecord(raw.tool_input)) {
     const input = raw.tool_input;
     if (typeof input.command === 'string') p.command = input.command;
-    const path = stringField(input, 'file_path') ?? stringField(input, 'notebook_path');
+    // Any length: a long path can still resolve to a short one (`./././…`), so none is skipped.
+    const path =
+      stringField(input, 'file_path', Number.MAX_SAFE_INTEGER) ??
+      stringField(input, 'notebook_path', Number.MAX_SAFE_INTEGER);
     if (path) p.filePath = path;
   }
   const transcriptPath = stringField(raw, 'transcript_path');
@@ -134,12 +145,16 @@ export function parsePayload(buffer: Buffer, truncated: boolean): PayloadResult 
     const head = buffer.subarray(0, 65536).toString('utf8');
     const event = headField(head, 'hook_event_name');
     const sessionId = headField(head, 'session_id');
-    if (!event || !validSessionId(sessionId)) {
+    if (!event || sessionId === undefined || sessionIdProblem(sessionId)) {
       return { ok: false, problem: 'input too large and its head names no event and session' };
     }
     const p: HookPayload = { event, sessionId, truncated: true };
     const toolName = headField(head, 'tool_name');
     if (toolName) p.toolName = toolName;
+    // The target, when it comes before the content (Claude Code sends file_path first): the gate
+    // still guards it, and asks whatever it finds, since the rest was not read.
+    const filePath = headField(head, 'file_path') ?? headField(head, 'notebook_path');
+    if (filePath) p.filePath = filePath;
     const cwd = headField(head, 'cwd');
     if (cwd) p.cwd = cwd;
     return { ok: true, payload: p, local: {} };
@@ -227,7 +242,7 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
         config,
         state: claudeCodeState(env),
         rederive: async (sessionId, cached) =>
-          (await import('./handlers.js')).rederive(config, env)(sessionId, cached),
+          (await import('./handlers.js')).rederive(config, env, warn)(sessionId, cached),
         get voice() {
           return claudeCodeVoice(env);
         },

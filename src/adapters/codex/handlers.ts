@@ -26,6 +26,7 @@ import { boundaryView, compactionContext, nextAction, summaryInstruction } from 
 import {
   newBoundaryId as coreBoundaryId,
   recordActivity,
+  rememberSession,
   storableSessionId,
   systemNow,
   taskRecordLabel,
@@ -37,7 +38,6 @@ import {
   type PreCapture,
   readGateState,
   writeGateState,
-  writeProjectSession,
 } from '../core/state.js';
 import { trackStep, withSessionLock } from '../core/track.js';
 import { type CodexEnv, codexState, codexVoice } from './config.js';
@@ -51,8 +51,8 @@ export function newBoundaryId(): string {
 }
 
 /** The gate's slow path for Codex: the ledger and the classifier. */
-export function rederive(config: AdapterConfig, env: CodexEnv): Rederive {
-  return ledgerRederive(config, codexState(env), taskRecordLabel(config));
+export function rederive(config: AdapterConfig, env: CodexEnv, warn?: (line: string) => void): Rederive {
+  return ledgerRederive(config, codexState(env), taskRecordLabel(config), warn);
 }
 
 /** Runs the handler of one recording event; returns what the hook prints on stdout. */
@@ -107,7 +107,7 @@ async function onPreCompact(run: HookRun): Promise<void> {
   const warn = prefixed(run);
   const now = systemNow();
   const state = codexState(env);
-  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   const tokensBefore = run.local.transcriptPath ? lastContextTokens(run.local.transcriptPath) : undefined;
   const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
   const event = boundaryEventOf(p, now) as PreEvent;
@@ -116,13 +116,12 @@ async function onPreCompact(run: HookRun): Promise<void> {
     boundaryId: newBoundaryId(),
     capture,
   };
-  try {
-    const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
-    const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
-    if (discarded) warn('an earlier PreCompact was never followed by a compaction; it is discarded');
-  } catch (e) {
-    warn(`pre capture not kept: ${(e as Error).message.split('\n')[0]}`);
+  const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
+  if (!step.durable) {
+    warn(`pre capture not kept (session state: ${step.problem}); the compaction will be recorded without it`);
   }
+  const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
+  if (discarded) warn('an earlier PreCompact was never followed by a compaction; it is discarded');
 }
 
 /**
@@ -135,7 +134,7 @@ async function onCompacted(run: HookRun): Promise<string> {
   const warn = prefixed(run);
   const now = systemNow();
   const state = codexState(env);
-  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   const label = taskRecordLabel(config);
   const event = boundaryEventOf(p, now) as CompactedEvent;
   const step = await trackStep(state, p.sessionId, { event, boundaryId: newBoundaryId() }, now, () =>
@@ -143,18 +142,27 @@ async function onCompacted(run: HookRun): Promise<string> {
   );
   const o = step.assembly.outcome;
   const current = step.assembly.track.current;
+  if (!step.durable) warn(`session state unavailable (${step.problem}); recording from the ledger alone`);
   if ((o.kind === 'confirmed' || o.kind === 'opened_pre_missing') && current) {
-    if (o.kind === 'opened_pre_missing') {
+    if (o.kind === 'opened_pre_missing' && step.durable) {
       warn('compaction without a PreCompact capture; continuity cannot be verified for it');
     }
-    await recordOpenedBoundary(config, state, p.sessionId, current, warn);
+    await recordOpenedBoundary(config, state, p.sessionId, current, warn, {
+      stateUnavailable: !step.durable,
+    });
   }
   if (event.signal !== SIGNALS.sessionStart) return '';
   const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
-  const ask =
-    b && createMarker(markerFile(state, p.sessionId, b.id, 'injected'))
-      ? compactionContext(p.sessionId, b.decisionNames, codexVoice(env))
-      : '';
+  let first = false;
+  if (b) {
+    try {
+      first = createMarker(markerFile(state, p.sessionId, b.id, 'injected'));
+    } catch {
+      // Without the marker the request may be repeated by a later signal: better twice than never.
+      first = true;
+    }
+  }
+  const ask = b && first ? compactionContext(p.sessionId, b.decisionNames, codexVoice(env)) : '';
   return sessionStartOutput([ask, summarizerContext(config)]);
 }
 
@@ -180,7 +188,7 @@ async function onResumed(run: HookRun): Promise<string> {
   const { payload: p, config, env } = run;
   const now = systemNow();
   const state = codexState(env);
-  writeProjectSession(state, config.projectDir, p.sessionId, now);
+  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   if (p.source !== 'resume') {
     if (!readGateState(state, p.sessionId)) {
       // A new session has no boundary yet: the gate's fast path knows that from now on.

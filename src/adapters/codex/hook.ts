@@ -28,7 +28,15 @@
 import type { AdapterConfig } from '../core/config.js';
 import type { GateAnswer, GateCode, ToolEvent } from '../core/events.js';
 import { decideGate, type GateContext } from '../core/gate.js';
-import { type HookIo, headField, oneLine, processIo, stringField, validSessionId } from '../core/process.js';
+import {
+  type HookIo,
+  headField,
+  oneLine,
+  processIo,
+  sessionIdOf,
+  stringField,
+  validSessionId,
+} from '../core/process.js';
 import { isRecord, readActivity } from '../core/state.js';
 import {
   type CodexEnv,
@@ -58,9 +66,9 @@ export function toPayload(raw: unknown): PayloadResult {
   if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
   const event = stringField(raw, 'hook_event_name', 128);
   if (!event) return { ok: false, problem: 'hook_event_name is missing' };
-  if (!validSessionId(raw.session_id))
-    return { ok: false, problem: `${event}: session_id is missing or invalid` };
-  const p: CodexPayload = { event, sessionId: raw.session_id };
+  const id = sessionIdOf(raw, event);
+  if ('problem' in id) return { ok: false, problem: id.problem };
+  const p: CodexPayload = { event, sessionId: id.id };
   const cwd = stringField(raw, 'cwd');
   if (cwd) p.cwd = cwd;
   if (raw.trigger === 'manual' || raw.trigger === 'auto') p.trigger = raw.trigger;
@@ -220,7 +228,7 @@ export async function runCodexHook(io: HookIo = processIo()): Promise<number> {
         config,
         state: codexState(env),
         rederive: async (sessionId, cached) =>
-          (await import('./handlers.js')).rederive(config, env)(sessionId, cached),
+          (await import('./handlers.js')).rederive(config, env, warn)(sessionId, cached),
         get voice() {
           return codexVoice(env);
         },

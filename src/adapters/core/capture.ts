@@ -38,7 +38,18 @@ export const ADAPTER_EVIDENCE_REASONS = {
   preHookMissing: 'pre_hook_missing',
   /** The snapshot was taken but the ledger refused or failed the append. */
   ledgerWriteFailed: EVIDENCE_MISSING_REASONS.ledgerWriteFailed,
+  /** The adapter's state (the session's cache, which keeps the pending pre capture) could not be read or written. */
+  stateUnavailable: 'state_unavailable',
+  /** Taking the pre capture failed unexpectedly. */
+  captureFailed: EVIDENCE_MISSING_REASONS.captureFailed,
 } as const;
+
+/**
+ * How long after a boundary recorded without the session's state another post-compaction signal
+ * still joins it: with no state to tell one compaction's signals from the next, the signals that
+ * follow within this window are taken as the same compaction (the gate asks for it either way).
+ */
+export const STATELESS_JOIN_MS = 60_000;
 
 /** The `source` of a pre decision whose digest was carried forward along an approval chain. */
 export const CARRIED_SOURCE = 'approval-chain';
@@ -102,6 +113,15 @@ export interface PreCaptureInput {
  * session's ledger approvals), or the reason there are none. Never throws.
  */
 export function capturePre(input: PreCaptureInput, warn: (line: string) => void): PreCapture {
+  try {
+    return takeCapture(input, warn);
+  } catch (e) {
+    warn(`no pre snapshot: ${(e as Error).message.split('\n')[0]}`);
+    return { ok: false, capturedAt: input.now, reason: ADAPTER_EVIDENCE_REASONS.captureFailed, names: [] };
+  }
+}
+
+function takeCapture(input: PreCaptureInput, warn: (line: string) => void): PreCapture {
   const { config, label, now } = input;
   const r = digestTaskRecord(config.taskRecordPath, label, now, () =>
     loadDigestKey({ env: config.env.vars }),
@@ -133,10 +153,21 @@ export function captureNames(c: PreCapture): string[] {
   return (c.ok ? Object.keys(c.decisions) : c.names).sort(compareCriticality);
 }
 
+/** How a boundary is recorded. */
+export interface RecordOptions {
+  /**
+   * The assembly step ran without the session's state (`TrackStep.durable` false): a boundary
+   * with no pre capture is recorded as `state_unavailable` rather than `pre_hook_missing`, and a
+   * signal that follows a boundary recorded so within {@link STATELESS_JOIN_MS} joins it.
+   */
+  stateUnavailable?: boolean;
+}
+
 /**
  * Records a boundary the assembly just opened: the pre snapshot (or why there is none) and the
  * boundary record in one ledger batch, then the pre span. When the ledger refuses, the gate cache
- * is marked `ledger_write_failed` (the gate then asks). Never throws.
+ * is marked `ledger_write_failed` (the gate then asks). A boundary the ledger already holds is not
+ * recorded again. Never throws.
  */
 export async function recordOpenedBoundary(
   config: AdapterConfig,
@@ -144,16 +175,20 @@ export async function recordOpenedBoundary(
   sessionId: string,
   b: TrackedBoundary<PreCapture>,
   warn: (line: string) => void,
+  options: RecordOptions = {},
 ): Promise<void> {
   const runtime = config.runtime;
   const trigger = b.trigger;
   const base = { sessionId, boundaryId: b.boundaryId, runtime, ...(trigger ? { trigger } : {}) };
   const capture = b.pre?.capture;
   const missing = !b.pre
-    ? ADAPTER_EVIDENCE_REASONS.preHookMissing
+    ? options.stateUnavailable
+      ? ADAPTER_EVIDENCE_REASONS.stateUnavailable
+      : ADAPTER_EVIDENCE_REASONS.preHookMissing
     : capture && !capture.ok
       ? capture.reason
       : undefined;
+  if (alreadyRecorded(config, sessionId, b, options, warn)) return;
   const preAt = capture?.capturedAt ?? b.compactedAt;
   const tokens = {
     ...(b.tokens.before !== undefined ? { tokensBefore: b.tokens.before } : {}),
@@ -217,6 +252,38 @@ export async function recordOpenedBoundary(
   // The exporter is loaded only here and in the other exporting paths, never by a pure capture.
   const { exportAdapterSpans } = await import('./export.js');
   await exportAdapterSpans([span], config, warn);
+}
+
+/**
+ * True when the ledger already holds this boundary, or (without the session's state) a boundary
+ * recorded so moments ago that this signal joins. A ledger that cannot be read answers false: the
+ * append then says what is wrong.
+ */
+function alreadyRecorded(
+  config: AdapterConfig,
+  sessionId: string,
+  b: TrackedBoundary<PreCapture>,
+  options: RecordOptions,
+  warn: (line: string) => void,
+): boolean {
+  let latest: ReturnType<ReturnType<typeof openEvidence>['latest']>;
+  try {
+    latest = openEvidence(config).latest(sessionId);
+  } catch {
+    return false;
+  }
+  if (!latest) return false;
+  if (latest.boundaryId === b.boundaryId) return true;
+  if (!options.stateUnavailable || b.pre || !latest.compactedAt) return false;
+  const age = Date.parse(b.compactedAt) - Date.parse(latest.compactedAt);
+  const stateless = latest.evidenceMissing.some(
+    (m) => m.reason === ADAPTER_EVIDENCE_REASONS.stateUnavailable,
+  );
+  if (stateless && age >= 0 && age < STATELESS_JOIN_MS) {
+    warn('joins the compaction recorded moments ago (no session state to tell them apart)');
+    return true;
+  }
+  return false;
 }
 
 /**

@@ -90,7 +90,7 @@ export interface ToolEvent {
   filePath?: string;
   /**
    * True when the runtime's input could not be read whole (too large, or a file write whose
-   * target could not be parsed): without a command or a target path, the gate leans to `ask`.
+   * target could not be parsed): the gate never skips its guard for it and answers at least `ask`.
    */
   truncated?: boolean;
 }
@@ -127,8 +127,11 @@ export type GateCode =
   | 'evidence_refused'
   | 'task_record_ask'
   | 'uninspectable_ask'
+  /** A command whose program is chosen at run time, while a boundary is unresolved. */
+  | 'runtime_chosen_refused'
   | 'continuity_command'
   | 'no_compaction'
+  /** No readable state and no readable ledger: the gate asks. */
   | 'state_unknown'
   | 'state_allows'
   | 'state_blocks';

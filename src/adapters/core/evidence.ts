@@ -21,7 +21,15 @@ import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../
 import type { NewRecord } from '../../ledger/records.js';
 import type { AdapterConfig } from './config.js';
 import type { Rederive } from './gate.js';
-import { type GateBoundary, type GateState, readGateState, type StateDir, writeGateState } from './state.js';
+import {
+  type GateBoundary,
+  type GateState,
+  isHealthy,
+  ledgerIdentity,
+  readGateState,
+  type StateDir,
+  writeGateState,
+} from './state.js';
 import { readTaskOutline } from './task-record.js';
 import { withSessionLock } from './track.js';
 
@@ -127,8 +135,9 @@ export function taskRecordNames(config: AdapterConfig, label: string): string[] 
 
 /**
  * Writes the classification of the ledger's boundary `b` into the session's gate cache, under the
- * session lock, unless the cache has meanwhile moved to another boundary (a newer compaction
- * confirmed while this one was read): a stale writer never hides a newer boundary.
+ * session lock, unless the cache has meanwhile moved to another boundary that still objects (a
+ * newer compaction confirmed while this one was read): a stale writer never hides a newer
+ * boundary, and never relaxes one. `b.ledgerId` should name the ledger file `b` was read from.
  */
 export async function storeGateBoundary(
   state: StateDir,
@@ -139,7 +148,8 @@ export async function storeGateBoundary(
   return withSessionLock(state, sessionId, () => {
     const cached = readGateState(state, sessionId);
     const currentId = cached?.track?.current?.boundaryId ?? cached?.boundary?.id;
-    if (cached && currentId !== undefined && currentId !== b.id) return cached;
+    const objects = cached?.boundary ? !isHealthy(cached.boundary.state) : false;
+    if (cached && currentId !== undefined && currentId !== b.id && objects) return cached;
     if (!b.evidenceMissing && cached?.boundary?.id === b.id && cached.boundary.evidenceMissing) {
       b.evidenceMissing = cached.boundary.evidenceMissing;
     }
@@ -149,32 +159,53 @@ export async function storeGateBoundary(
 
 /**
  * A {@link Rederive} reading the configured ledger: the gate's slow path. Loaded only when the
- * cache is missing or says a write must wait, so an approval recorded by a human, or a new
- * restatement, is seen at the next call.
+ * cache is missing, says a write must wait, or was not derived from this ledger file, so an
+ * approval recorded by a human, or a new restatement, is seen at the next call.
+ *
+ * What it derives is returned even when the cache cannot be written (`warn` says so): a verdict
+ * the ledger gives is never thrown away. Where the cache and the ledger disagree about which
+ * boundary is the latest, the one that objects wins (a boundary just opened in the cache whose
+ * append is late or failed; a boundary the ledger holds that the cache never learnt of). A cached
+ * state with no objection that the ledger has no record of is not confirmed: it throws, and the
+ * gate asks.
  */
-export function ledgerRederive(config: AdapterConfig, state: StateDir, label: string): Rederive {
+export function ledgerRederive(
+  config: AdapterConfig,
+  state: StateDir,
+  label: string,
+  warn?: (line: string) => void,
+): Rederive {
   return async (sessionId, cached) => {
-    // Only ids the ledger could hold are looked up or cached.
-    if (!OPAQUE_ID_PATTERN.test(sessionId)) return cached;
-    const store = openEvidence(config);
-    try {
-      const ev = store.latest(sessionId);
-      const now = formatRfc3339Utc(Date.now());
-      if (!ev) {
-        // The cache knows of a boundary the ledger failed to record: keep it (never relax on a
-        // missing record). With neither, the session has not been compacted.
-        if (cached?.boundary) return cached;
-        return withSessionLock(state, sessionId, () => {
+    const now = formatRfc3339Utc(Date.now());
+    // An id the ledger could not hold has no boundary: the recording hooks refuse to store it.
+    if (!OPAQUE_ID_PATTERN.test(sessionId)) return { v: 2, sessionId, boundary: null, updatedAt: now };
+    const ledgerPath = config.env.ledgerPath;
+    const ev = readLatestBoundary(ledgerPath, sessionId) ?? undefined;
+    const kept = cached?.boundary;
+    const store = async (b: GateBoundary | null): Promise<GateState> => {
+      try {
+        if (b) return await storeGateBoundary(state, sessionId, b, now);
+        return await withSessionLock(state, sessionId, () => {
           const again = readGateState(state, sessionId);
           if (again?.boundary) return again;
           return writeGateState(state, sessionId, null, now, again?.track);
         });
+      } catch (e) {
+        warn?.(`gate cache not updated (${(e as Error).message.split('\n')[0]}); answering from the ledger`);
+        return { v: 2, sessionId, boundary: b, updatedAt: now };
       }
-      if (cached?.boundary && cached.boundary.id !== ev.boundaryId) return cached;
-      const b = gateBoundaryOf(ev, classifyEvidence(ev), taskRecordNames(config, label));
-      return await storeGateBoundary(state, sessionId, b, now);
-    } finally {
-      await store.close().catch(() => {});
+    };
+    if (!ev) {
+      // The cache knows of a boundary the ledger failed to record: an objection stands, no
+      // objection cannot be confirmed. With neither, the session has not been compacted.
+      if (kept && !isHealthy(kept.state)) return cached;
+      if (kept) throw new Error('the ledger has no record of the cached boundary');
+      return store(null);
     }
+    if (kept && kept.id !== ev.boundaryId && !isHealthy(kept.state)) return cached;
+    const b = gateBoundaryOf(ev, classifyEvidence(ev), taskRecordNames(config, label));
+    const id = ledgerIdentity(ledgerPath);
+    if (id) b.ledgerId = id;
+    return store(b);
   };
 }

@@ -6,43 +6,66 @@
  *
  * Fast path, taken for nearly every call: the configuration, one small cache file, a decision.
  * It loads no OpenTelemetry, zod or commander, so it starts about as fast as `node -e 0`. Only when
- * the cache is missing or says the write must wait does it call the adapter's `rederive` (the
- * ledger reader and the classifier) to re-derive the state from the evidence (an approval
- * recorded since, a new observation).
+ * the cache is missing, says the write must wait, or was not derived from this gate's own ledger
+ * file does it call the adapter's `rederive` (the ledger reader and the classifier) to re-derive
+ * the state from the evidence (an approval recorded since, a new observation).
+ *
+ * **It never opens on evidence it did not read from the session's own ledger.** A cached state
+ * with no objection counts only when it records the identity (device and inode) of the ledger
+ * file this gate is configured with; anything else (a restatement classified against another
+ * ledger, an older cache) is re-derived. When it cannot reach a verdict (no cache, and the ledger
+ * cannot be read; a state it cannot confirm), it answers `ask`, never `allow`. A state the ledger
+ * gives is kept even when the cache cannot be written.
+ *
+ * **The most severe answer wins**: the guard's (below) and the state's are both consulted, and
+ * `deny` outranks `ask`, which outranks `allow`.
  *
  * A pre capture that no compaction confirmed (./boundary.ts) is not a boundary: the gate keeps
  * answering from the current confirmed boundary, so a lone or discarded pre never stops writes.
  *
  * `allow` means "no objection": a runtime adapter never turns it into a permission grant, so the
- * gate never bypasses the user's own permission rules. Its own failures never block: a gate that
- * cannot read its state says so and leaves the decision to the runtime.
+ * gate never bypasses the user's own permission rules.
  *
  * Besides the continuity state the gate looks for: an agent running `continuity approve`
- * (approvals come from a human, in the human's terminal); an agent touching the evidence (the
- * ledger, keys, the adapter's state) or the task record; and the one command it always lets
- * through, a plain `continuity observe` or `continuity status` invocation, since restating the
- * decisions is how a blocked agent unblocks. That is a guard against drift and honest mistakes,
- * not a sandbox: the agent runs as the same OS user and a determined one can reach the files by
- * other means; the ledger's chain key makes such an edit visible to `continuity ledger verify`.
+ * (approvals come from a human, in the human's terminal); while a boundary is unresolved, a
+ * command whose program is chosen at run time (it could be `continuity approve`); an agent
+ * touching the evidence (the ledger, keys, the adapter's state, also through a symbolic link) or
+ * the task record; and the one command it always lets through, a plain `continuity observe`,
+ * `status` or `ledger verify` invocation on the configured ledger, since restating the decisions
+ * is how a blocked agent unblocks. That is a guard against drift and honest mistakes, not a
+ * sandbox: the agent runs as the same OS user and a determined one can reach the files by other
+ * means (docs/security.md); the runtime's own protection (permission rules, a sandbox) and the
+ * ledger's chain key make up the rest.
  */
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdapterConfig } from './config.js';
 import { PROJECT_STATE_DIR, policyVerdict } from './config.js';
-import type { GateAnswer, GateCode, ToolEvent } from './events.js';
+import type { GateAnswer, GateCode, GateVerdict, ToolEvent } from './events.js';
 import type { Voice } from './messages.js';
-import { type GateBoundary, type GateState, isHealthy, readGateState, type StateDir } from './state.js';
+import { readShell, type ShellWord } from './shell.js';
+import {
+  type GateBoundary,
+  type GateState,
+  isHealthy,
+  ledgerIdentity,
+  readGateState,
+  type StateDir,
+} from './state.js';
 
 // ── Guard ─────────────────────────────────────────────────────────────────────────────────────
 /** How a Bash command relates to continuity. */
 export type BashCommandKind =
   /** A `continuity approve` invocation somewhere in the command. */
   | 'approve'
-  /** Exactly one `continuity observe|status|ledger verify` invocation, nothing else. */
+  /** Exactly one `continuity observe|status|ledger verify` invocation on the configured ledger, nothing else. */
   | 'continuity_readonly'
   /** Mentions the ledger, a key, or the adapter's state directory. */
   | 'touches_evidence'
   /** Mentions the project's `.continuity/` directory (task record, configuration). */
   | 'touches_task_record'
+  /** Runs a program chosen at run time (a variable, a substitution, `eval`, a shell given code), which could be `continuity approve`. */
+  | 'runtime_chosen'
   | 'other';
 
 /** Paths the guard protects. */
@@ -60,6 +83,8 @@ const CLI_TOKEN = String.raw`(?:[^\s;&|'"]*\/)?(?:continuity(?:\.js)?|dist\/cli\
 const APPROVE = new RegExp(
   String.raw`(?:^|[\s;&|(\x60'"])${CLI_TOKEN}['"]?(?:\s+[^\s;&|]+)*?\s+['"]?approve(?:['"]|\s|$|[;&|)])`,
 );
+/** A program word that is continuity itself (after quotes are removed). */
+const CONTINUITY_PROGRAM = /(?:^|\/)(?:continuity(?:\.[cm]?js)?|dist\/cli\/main\.js)$/;
 // Environment variables that hold or name keys.
 const KEY_VARIABLES = /CONTINUITY_(?:DIGEST|CHAIN)_KEY/;
 
@@ -68,6 +93,16 @@ const LAUNCHER = String.raw`(?:npx(?:\s+(?:--no-install|--yes|-y|--offline))*\s+
 const READONLY_HEAD = new RegExp(
   String.raw`^\s*${LAUNCHER}(?:[^\s;&|<>$\x60()'"]*\/)?continuity(?:\.js)?\s+(?:observe|status|ledger\s+verify)(?:\s|$)`,
 );
+/**
+ * The options the always-allowed invocations may carry. Nothing that names another ledger, state
+ * directory, project or key (`--ledger`, `--project`, `--chain-key-file`), and nothing that writes
+ * (`status --receipt`): the exemption is for restating against the session's own evidence.
+ */
+const READONLY_OPTIONS: Readonly<Record<string, ReadonlySet<string>>> = {
+  observe: new Set(['--session', '--decisions', '--decision', '--json']),
+  status: new Set(['--session', '--json']),
+  ledger: new Set(['--json']),
+};
 
 /**
  * True when `line` has no shell syntax that could run a second command or expand anything:
@@ -92,10 +127,23 @@ function isPlainWords(line: string): boolean {
   return quote === null;
 }
 
+/** True when the words after the continuity program carry only the options its subcommand allows. */
+function onlyReadonlyOptions(words: readonly ShellWord[]): boolean {
+  const at = words.findIndex((w) => CONTINUITY_PROGRAM.test(w.text));
+  const sub = words[at + 1]?.text;
+  const allowed = sub ? READONLY_OPTIONS[sub] : undefined;
+  if (at === -1 || !allowed) return false;
+  return words.slice(at + 2).every((w) => {
+    if (w.text === '-' || !w.text.startsWith('-')) return true;
+    return allowed.has(w.text.split('=', 1)[0]!);
+  });
+}
+
 /**
  * True when `command` is exactly one read-only or restating `continuity` invocation: `observe`,
- * `status` or `ledger verify`, optionally fed by one quoted here-document (`<<'EOF'` … `EOF`,
- * whose body the shell does not expand), and nothing else.
+ * `status` or `ledger verify`, with only the options that keep it on the configured ledger and
+ * project, optionally fed by one quoted here-document (`<<'EOF'` … `EOF`, whose body the shell
+ * does not expand), and nothing else.
  */
 export function isContinuityReadonly(command: string): boolean {
   const text = command.replace(/\s+$/, '');
@@ -113,27 +161,127 @@ export function isContinuityReadonly(command: string): boolean {
   } else if (newline !== -1) {
     return false;
   }
-  return READONLY_HEAD.test(words) && isPlainWords(words);
+  if (!READONLY_HEAD.test(words) || !isPlainWords(words)) return false;
+  const read = readShell(words);
+  return read.commands.length === 1 && onlyReadonlyOptions(read.commands[0]!);
+}
+
+// Words that may stand before a simple command's program without being it.
+const RESERVED = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until', 'time']);
+// Programs that run the command they are given as arguments (their options are skipped too).
+const WRAPPERS = new Set([
+  'command',
+  'builtin',
+  'exec',
+  'nohup',
+  'env',
+  'sudo',
+  'doas',
+  'nice',
+  'setsid',
+  'stdbuf',
+  'timeout',
+  'npx',
+  'bunx',
+  'node',
+]);
+// Programs that run text they are given as a command: what they run is chosen at run time.
+const EVALUATORS = new Set(['eval', 'source', '.', 'xargs', 'parallel', 'watch']);
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'busybox', 'su']);
+const INTERPRETERS = new Set([
+  'python',
+  'python3',
+  'perl',
+  'ruby',
+  'php',
+  'deno',
+  'bun',
+  'node',
+  'osascript',
+  'pwsh',
+]);
+// An interpreter's option for code given inline.
+const INLINE_CODE = /^-(?:c|e|E|p|r|-eval|-print|Command|command)$/;
+
+/** The word a simple command runs, after assignments, reserved words and wrappers; with the words after it. */
+function programOf(words: readonly ShellWord[]): { program: ShellWord; args: ShellWord[] } | undefined {
+  const w = words.filter((x) => !x.redirect);
+  let i = 0;
+  while (i < w.length) {
+    const t = w[i]!.text;
+    if (RESERVED.has(t) || (/^[A-Za-z_][A-Za-z0-9_]*=/.test(t) && !w[i]!.dynamic)) {
+      i++;
+      continue;
+    }
+    const name = basename(t);
+    if (!w[i]!.dynamic && WRAPPERS.has(name)) {
+      // `node script.js`: the script is the program, unless node is given code inline (below).
+      if (name === 'node' && w.slice(i + 1).some((x) => INLINE_CODE.test(x.text))) break;
+      i++;
+      while (i < w.length && (w[i]!.text.startsWith('-') || /^\d/.test(w[i]!.text))) i++;
+      continue;
+    }
+    break;
+  }
+  const program = w[i];
+  return program ? { program, args: w.slice(i + 1) } : undefined;
+}
+
+/** True when a simple command's program is chosen at run time, or is a shell or evaluator given code. */
+function chosenAtRunTime(words: readonly ShellWord[]): boolean {
+  const p = programOf(words);
+  if (!p) return false;
+  if (p.program.dynamic) return true;
+  const name = basename(p.program.text);
+  if (EVALUATORS.has(name) || SHELLS.has(name)) return true;
+  return INTERPRETERS.has(name) && p.args.some((a) => INLINE_CODE.test(a.text));
+}
+
+/** True when a simple command runs continuity's `approve` (quotes and backslashes removed first). */
+function runsApprove(words: readonly ShellWord[]): boolean {
+  const p = programOf(words);
+  return !!p && CONTINUITY_PROGRAM.test(p.program.text) && p.args.some((a) => a.text === 'approve');
 }
 
 function mentionsPath(command: string, path: string): boolean {
   return path.length > 1 && command.includes(path);
 }
 
-/** Classifies a Bash command for the gate. */
-export function inspectBashCommand(command: string, paths: ProtectedPaths): BashCommandKind {
-  if (APPROVE.test(command)) return 'approve';
-  if (isContinuityReadonly(command)) return 'continuity_readonly';
+/** What the guard finds in a Bash command: its kind, and whether a program in it is chosen at run time. */
+interface BashFindings {
+  kind: Exclude<BashCommandKind, 'runtime_chosen'>;
+  runtimeChosen: boolean;
+}
+
+function bashFindings(command: string, paths: ProtectedPaths): BashFindings {
+  const read = readShell(command);
+  const runtimeChosen = read.uncertain || read.commands.some(chosenAtRunTime);
+  const found = (kind: BashFindings['kind']) => ({ kind, runtimeChosen });
+  if (APPROVE.test(command) || read.commands.some(runsApprove)) return found('approve');
+  // The words as the shell passes them on, so `"/a/"b` is seen as `/a/b`.
+  const unquoted = read.commands.map((c) => c.map((w) => w.text).join(' ')).join('\n');
+  const protectedNames = [paths.stateRoot, ...paths.files].flatMap((p) => {
+    const real = realTarget(p);
+    return real === p ? [p] : [p, real];
+  });
   if (
     KEY_VARIABLES.test(command) ||
-    mentionsPath(command, paths.stateRoot) ||
     /agent-continuity\/(?:ledger|claude-code|keys?)/.test(command) ||
-    paths.files.some((f) => mentionsPath(command, f))
+    /agent-continuity\/(?:ledger|claude-code|keys?)/.test(unquoted) ||
+    protectedNames.some((f) => mentionsPath(command, f) || mentionsPath(unquoted, f))
   ) {
-    return 'touches_evidence';
+    return found('touches_evidence');
   }
-  if (/(?:^|[\s'"=/])\.continuity(?:\/|\s|$|['"])/.test(command)) return 'touches_task_record';
-  return 'other';
+  if (isContinuityReadonly(command)) return { kind: 'continuity_readonly', runtimeChosen: false };
+  const taskRecord = /(?:^|[\s'"=/])\.continuity(?:\/|\s|$|['"])/;
+  if (taskRecord.test(command) || taskRecord.test(unquoted)) return found('touches_task_record');
+  return found('other');
+}
+
+/** Classifies a Bash command for the gate. */
+export function inspectBashCommand(command: string, paths: ProtectedPaths): BashCommandKind {
+  const f = bashFindings(command, paths);
+  return f.kind === 'other' && f.runtimeChosen ? 'runtime_chosen' : f.kind;
 }
 
 function inside(dir: string, path: string): boolean {
@@ -141,17 +289,45 @@ function inside(dir: string, path: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
-/** Where a file-writing tool's target lies: in the evidence, in `.continuity/`, or elsewhere. */
+/**
+ * The real location `path` names, symbolic links resolved: its own real path when it exists,
+ * else the real path of its nearest existing parent with the rest appended (where a new file
+ * would be created). `..` is taken the way the kernel takes it, after the link before it.
+ */
+export function realTarget(path: string): string {
+  let head = path;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return join(realpathSync.native(head), ...rest.reverse());
+    } catch {
+      const up = dirname(head);
+      if (up === head) return resolve(path);
+      rest.push(basename(head));
+      head = up;
+    }
+  }
+}
+
+/** Where a file-writing tool's target lies: in the evidence, in `.continuity/`, or elsewhere. Links are followed. */
 export function inspectTargetPath(
   filePath: string,
   projectDir: string,
   paths: ProtectedPaths,
 ): 'touches_evidence' | 'touches_task_record' | 'other' {
-  const target = resolve(projectDir, filePath);
-  if (inside(paths.stateRoot, target) || paths.files.some((f) => resolve(f) === target)) {
-    return 'touches_evidence';
-  }
-  if (inside(paths.projectStateDir, target)) return 'touches_task_record';
+  const lexical = resolve(projectDir, filePath);
+  // Not resolved first: `link/../x` is the parent of the link's target, as the kernel sees it.
+  const real = realTarget(isAbsolute(filePath) ? filePath : `${projectDir}${sep}${filePath}`);
+  const targets = lexical === real ? [lexical] : [lexical, real];
+  const roots = (p: string) => {
+    const r = realTarget(p);
+    return r === p ? [p] : [p, r];
+  };
+  const state = roots(paths.stateRoot);
+  const files = paths.files.flatMap((f) => roots(resolve(f)));
+  if (targets.some((t) => state.some((s) => inside(s, t)) || files.includes(t))) return 'touches_evidence';
+  const project = roots(paths.projectStateDir);
+  if (targets.some((t) => project.some((p) => inside(p, t)))) return 'touches_task_record';
   return 'other';
 }
 
@@ -159,8 +335,9 @@ export function inspectTargetPath(
 export type { GateAnswer, GateCode } from './events.js';
 
 /**
- * Re-derives a session's gate state from the ledger. Returns `undefined` when the ledger knows no
- * boundary for the session. Loaded only on the slow path.
+ * Re-derives a session's gate state from the ledger (and the cache where it knows more, such as a
+ * boundary just opened and not yet appended). Returns `undefined` when it can derive nothing for
+ * the session, and throws when the ledger cannot be read. Loaded only on the slow path.
  */
 export type Rederive = (sessionId: string, cached: GateState | undefined) => Promise<GateState | undefined>;
 
@@ -181,36 +358,51 @@ function gated(tools: readonly string[], toolName: string | undefined): boolean 
 /** A decision before its reason is worded (the words are loaded only when needed). */
 type Verdict = { verdict: 'ask' | 'deny'; code: GateCode };
 
-/** Checks that are independent of the continuity state. `undefined` when none applies. */
-function guardDecision(tool: ToolEvent, config: AdapterConfig): Verdict | 'continuity_command' | undefined {
+/** What the guard found, independent of the continuity state. */
+interface Guarded {
+  /** The guard's own answer, if any. */
+  verdict?: Verdict;
+  /** The always-allowed restating command. */
+  continuityCommand?: boolean;
+  /** A program chosen at run time: refused while a boundary is unresolved. */
+  runtimeChosen?: boolean;
+}
+
+function guardDecision(tool: ToolEvent, config: AdapterConfig): Guarded {
   const paths = protectedPaths(config);
+  const protect = config.gate.protectContinuityFiles;
   if (tool.kind === 'command') {
     if (tool.command === undefined) {
-      return tool.truncated ? { verdict: 'ask', code: 'uninspectable_ask' } : undefined;
+      return tool.truncated ? { verdict: { verdict: 'ask', code: 'uninspectable_ask' } } : {};
     }
-    const kind = inspectBashCommand(tool.command, paths);
+    const f = bashFindings(tool.command, paths);
     // Approvals come from a human: refused whatever the configuration says.
-    if (kind === 'approve') return { verdict: 'deny', code: 'approve_refused' };
-    if (kind === 'continuity_readonly') return 'continuity_command';
-    if (!config.gate.protectContinuityFiles) return undefined;
-    if (kind === 'touches_evidence') return { verdict: 'deny', code: 'evidence_refused' };
-    if (kind === 'touches_task_record') return { verdict: 'ask', code: 'task_record_ask' };
-    return undefined;
+    if (f.kind === 'approve') return { verdict: { verdict: 'deny', code: 'approve_refused' } };
+    if (f.kind === 'continuity_readonly') return { continuityCommand: true };
+    const out: Guarded = f.runtimeChosen ? { runtimeChosen: true } : {};
+    if (protect && f.kind === 'touches_evidence') out.verdict = { verdict: 'deny', code: 'evidence_refused' };
+    else if (protect && f.kind === 'touches_task_record')
+      out.verdict = { verdict: 'ask', code: 'task_record_ask' };
+    else if (tool.truncated) out.verdict = { verdict: 'ask', code: 'uninspectable_ask' };
+    return out;
   }
-  // A file write whose target the adapter could not read (input cut short, or a multi-file edit it
-  // could not parse) may be aimed at the evidence: a human looks first.
-  if (tool.filePath === undefined && tool.truncated) return { verdict: 'ask', code: 'uninspectable_ask' };
-  if (tool.filePath !== undefined && config.gate.protectContinuityFiles) {
+  if (tool.filePath !== undefined && protect) {
     const where = inspectTargetPath(tool.filePath, config.projectDir, paths);
-    if (where === 'touches_evidence') return { verdict: 'deny', code: 'evidence_refused' };
+    if (where === 'touches_evidence') return { verdict: { verdict: 'deny', code: 'evidence_refused' } };
+    const task = config.taskRecordPath;
     if (
       where === 'touches_task_record' ||
-      resolve(config.projectDir, tool.filePath) === config.taskRecordPath
+      resolve(config.projectDir, tool.filePath) === task ||
+      realTarget(resolve(config.projectDir, tool.filePath)) === realTarget(task)
     ) {
-      return { verdict: 'ask', code: 'task_record_ask' };
+      return { verdict: { verdict: 'ask', code: 'task_record_ask' } };
     }
   }
-  return undefined;
+  // A payload too large to read whole, or a multi-file edit whose targets could not be parsed, may
+  // name any target: never without a human.
+  if (tool.truncated && tool.kind === 'file_write')
+    return { verdict: { verdict: 'ask', code: 'uninspectable_ask' } };
+  return {};
 }
 
 /** What the gate needs besides the tool call. */
@@ -218,7 +410,7 @@ export interface GateContext {
   config: AdapterConfig;
   /** The runtime adapter's state directory. */
   state: StateDir;
-  /** The slow path (ledger + classifier); called only when the cache is missing or blocks. */
+  /** The slow path (ledger + classifier); called only when the cache is missing, blocks or is not this ledger's. */
   rederive: Rederive;
   /** How the words name tools and the launcher. */
   voice: Voice;
@@ -226,41 +418,67 @@ export interface GateContext {
   warn?: (line: string) => void;
 }
 
-/** Decides one tool call of `sessionId`. Never throws for a state it cannot read: it warns and allows. */
+/** The session's state as far as the gate can establish it; `unknown` when it cannot. */
+type SessionState = { known: true; boundary: GateBoundary | null } | { known: false; boundary?: never };
+
+/**
+ * A cached state the gate may act on without the ledger: one that objects (the ledger can only
+ * relax it, and the gate looks there anyway), or one with no objection derived from this very
+ * ledger file.
+ */
+function trustedCache(state: GateState | undefined, ledgerPath: string): boolean {
+  const b = state?.boundary;
+  if (state === undefined || b === undefined) return false;
+  if (b === null) return true;
+  if (!isHealthy(b.state)) return false;
+  return b.ledgerId !== undefined && b.ledgerId === ledgerIdentity(ledgerPath);
+}
+
+async function sessionState(sessionId: string, ctx: GateContext): Promise<SessionState> {
+  const cached = readGateState(ctx.state, sessionId);
+  if (trustedCache(cached, ctx.config.env.ledgerPath)) return { known: true, boundary: cached!.boundary };
+  let derived: GateState | undefined;
+  try {
+    derived = await ctx.rederive(sessionId, cached);
+  } catch (e) {
+    ctx.warn?.(`gate could not read the ledger (${(e as Error).message.split('\n')[0]})`);
+  }
+  if (derived) return { known: true, boundary: derived.boundary };
+  // Nothing derived: a cached objection still stands; anything else is unknown.
+  const b = cached?.boundary;
+  if (b && !isHealthy(b.state)) return { known: true, boundary: b };
+  return { known: false };
+}
+
+const SEVERITY: Readonly<Record<GateVerdict, number>> = { allow: 0, ask: 1, deny: 2 };
+
+/**
+ * Decides one tool call of `sessionId`. Never throws for a state it cannot read: it warns and,
+ * not knowing whether a compaction is unresolved, asks.
+ */
 export async function decideGate(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
   const { config } = ctx;
   if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
   const guard = guardDecision(tool, config);
-  if (guard === 'continuity_command') return { verdict: 'allow', code: 'continuity_command' };
-  // A deny from the guard is final; an ask from it still yields to a deny from the state (a
-  // comment naming the task record must not turn a conflict's deny into an ask).
-  if (guard?.verdict === 'deny') return worded(guard, sessionId, ctx.voice);
-  const fromState = await stateDecision(sessionId, ctx);
-  if (guard && fromState.verdict !== 'deny') return worded(guard, sessionId, ctx.voice);
-  return fromState;
-}
+  if (guard.continuityCommand) return { verdict: 'allow', code: 'continuity_command' };
+  // Nothing outranks a denial: the state need not be read.
+  if (guard.verdict?.verdict === 'deny') return worded(guard.verdict, sessionId, ctx.voice);
 
-async function stateDecision(sessionId: string, ctx: GateContext): Promise<GateAnswer> {
-  const { config } = ctx;
-  let state = readGateState(ctx.state, sessionId);
-  if (!state?.boundary || !isHealthy(state.boundary.state)) {
-    // Missing cache, or a blocking one: look at the evidence, which may have moved on.
-    if (state?.boundary !== null) {
-      try {
-        state = (await ctx.rederive(sessionId, state)) ?? state;
-      } catch (e) {
-        ctx.warn?.(
-          `gate could not read the ledger (${(e as Error).message.split('\n')[0]}); using the cached state`,
-        );
-      }
-    }
+  const s = await sessionState(sessionId, ctx);
+  if (!s.known) {
+    if (guard.runtimeChosen)
+      return worded({ verdict: 'deny', code: 'runtime_chosen_refused' }, sessionId, ctx.voice);
+    return worded({ verdict: 'ask', code: 'state_unknown' }, sessionId, ctx.voice);
   }
-  if (!state) return { verdict: 'allow', code: 'state_unknown' };
-  const b = state.boundary;
-  if (!b) return { verdict: 'allow', code: 'no_compaction' };
-  const verdict = policyVerdict(config.gate.policy, b.state, b.reason);
-  if (verdict === 'allow') return { verdict: 'allow', code: 'state_allows' };
-  return worded({ verdict, code: 'state_blocks' }, sessionId, ctx.voice, b);
+  const b = s.boundary;
+  if (b && !isHealthy(b.state) && guard.runtimeChosen) {
+    return worded({ verdict: 'deny', code: 'runtime_chosen_refused' }, sessionId, ctx.voice);
+  }
+  const state: GateVerdict = b ? policyVerdict(config.gate.policy, b.state, b.reason) : 'allow';
+  const own = guard.verdict;
+  if (own && SEVERITY[own.verdict] > SEVERITY[state]) return worded(own, sessionId, ctx.voice);
+  if (state === 'allow') return { verdict: 'allow', code: b ? 'state_allows' : 'no_compaction' };
+  return worded({ verdict: state, code: 'state_blocks' }, sessionId, ctx.voice, b ?? undefined);
 }
 
 /** Words a decision; the messages module is loaded only here, off the fast path. */
@@ -271,6 +489,8 @@ async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBound
     evidence_refused: m.EVIDENCE_REFUSED,
     task_record_ask: m.TASK_RECORD_ASK,
     uninspectable_ask: m.UNINSPECTABLE_ASK,
+    runtime_chosen_refused: m.RUNTIME_CHOSEN_REFUSED,
+    state_unknown: m.STATE_UNKNOWN_ASK,
   };
   const reason = b
     ? m.gateReason(m.boundaryView(sessionId, b), v.verdict, voice)

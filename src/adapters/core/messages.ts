@@ -235,5 +235,16 @@ export const TASK_RECORD_ASK =
 
 /** The gate's reason when a tool call was too large (or too malformed) to inspect. */
 export const UNINSPECTABLE_ASK =
-  'The continuity gate asks a human first: this command is too large for the gate to inspect, ' +
+  'The continuity gate asks a human first: this tool input is too large for the gate to inspect, ' +
   'or its target files could not be read from it.';
+
+/** The gate's reason for refusing, while a boundary is unresolved, a command whose program is chosen at run time. */
+export const RUNTIME_CHOSEN_REFUSED =
+  'Refused by the continuity gate: while the task decisions are unresolved after compaction, a command whose program is chosen at run time ' +
+  '(a variable, a substitution, eval, a shell or interpreter given code) is refused, because it could be `continuity approve`. ' +
+  'Run the program by its name, or restate the decisions first with continuity observe.';
+
+/** The gate's reason when it can reach no verdict: no state it can read and no readable ledger. */
+export const STATE_UNKNOWN_ASK =
+  "The continuity gate asks a human first: it could not read this session's continuity state or the ledger, " +
+  'so it cannot tell whether a compaction is unresolved.';

@@ -165,13 +165,33 @@ export function stringField(obj: Record<string, unknown>, key: string, max = 409
 }
 
 /**
- * True for a plausible session id. Control characters and white space never belong in an id; the
- * strict opaque-id pattern is checked by the recording paths before anything is stored.
+ * Why a present session id cannot be used, or `undefined` when it can. Says why in words and
+ * never repeats the id: it may hold shell syntax or terminal escapes. Control characters and
+ * white space never belong in an id; the strict opaque-id pattern is checked by the recording
+ * paths before anything is stored.
  */
+export function sessionIdProblem(id: unknown): string | undefined {
+  if (typeof id !== 'string') return 'not a string';
+  if (id.length === 0) return 'empty';
+  if (id.length > MAX_SESSION_ID) return `longer than ${MAX_SESSION_ID} characters`;
+  if (/[\s\u0000-\u001f\u007f]/.test(id)) return 'white space or control characters';
+  return undefined;
+}
+
+/** True for a plausible session id (see {@link sessionIdProblem}). */
 export function validSessionId(id: unknown): id is string {
-  return (
-    typeof id === 'string' && id.length > 0 && id.length <= MAX_SESSION_ID && !/[\s\u0000-\u001f]/.test(id)
-  );
+  return sessionIdProblem(id) === undefined;
+}
+
+/** The session id of a parsed hook input, or a one-line problem: missing, or invalid and why. */
+export function sessionIdOf(
+  raw: Record<string, unknown>,
+  event: string,
+): { id: string } | { problem: string } {
+  if (raw.session_id === undefined || raw.session_id === null)
+    return { problem: `${event}: session_id is missing` };
+  const why = sessionIdProblem(raw.session_id);
+  return why ? { problem: `${event}: session_id is invalid: ${why}` } : { id: raw.session_id as string };
 }
 
 /**

@@ -13,7 +13,7 @@ import { activityAttributes } from '../../otel/attributes.js';
 import { SPAN_ACTIVITY } from '../../otel/semconv.js';
 import type { AdapterConfig } from './config.js';
 import { openEvidence } from './evidence.js';
-import { readActivity, type StateDir, writeActivity } from './state.js';
+import { readActivity, type StateDir, writeActivity, writeProjectSession } from './state.js';
 
 /** A new boundary id: `<prefix>-<time>-<random>`, lower-case, time-ordered, opaque. */
 export function newBoundaryId(prefix: string): string {
@@ -34,6 +34,24 @@ export function taskRecordLabel(config: AdapterConfig): string {
 /** True when the session id can be stored (the ledger's opaque-id rule). */
 export function storableSessionId(id: string): boolean {
   return OPAQUE_ID_PATTERN.test(id);
+}
+
+/**
+ * Records the project's current session (what `continuity observe` defaults to). Best effort: a
+ * state directory that cannot take it must not keep a compaction from the ledger.
+ */
+export function rememberSession(
+  state: StateDir,
+  projectDir: string,
+  sessionId: string,
+  now: string,
+  warn: (line: string) => void,
+): void {
+  try {
+    writeProjectSession(state, projectDir, sessionId, now);
+  } catch (e) {
+    warn(`current session not recorded (${(e as Error).message.split('\n')[0]})`);
+  }
 }
 
 /**

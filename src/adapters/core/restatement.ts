@@ -31,8 +31,8 @@ import {
 } from './evidence.js';
 import { exportAdapterSpans } from './export.js';
 import { boundaryView, nextAction, type Voice } from './messages.js';
-import { isRecord, type StateDir } from './state.js';
-import { readTaskOutline } from './task-record.js';
+import { isRecord, ledgerIdentity, type StateDir } from './state.js';
+import { MAX_VALUE_DEPTH, nestedDeeperThan, readTaskOutline } from './task-record.js';
 
 /** The source recorded on restated decisions unless the input names one. */
 export const RESTATEMENT_SOURCE = 'agent-restatement';
@@ -117,6 +117,13 @@ export function digestRestatement(doc: unknown, source: string, ctx: Restatement
     }
     if (w.revision !== undefined && !(Number.isInteger(w.revision) && (w.revision as number) >= 1)) {
       problems.push({ path: formatPath([name, 'revision']), message: 'expected a revision (integer >= 1)' });
+      continue;
+    }
+    if (nestedDeeperThan(w.value)) {
+      problems.push({
+        path: formatPath([name, 'value']),
+        message: `nested deeper than ${MAX_VALUE_DEPTH} levels`,
+      });
       continue;
     }
     const n = normalize(w.value);
@@ -249,9 +256,17 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
     const c = classifyEvidence(ev);
     await store.receipt(ev, c, Date.parse(now));
     const gb = gateBoundaryOf(ev, c, outline.ok ? outline.outline.names : []);
-    await storeGateBoundary(o.state, sessionId, gb, now).catch((e: Error) =>
-      o.warn(`gate cache: ${e.message.split('\n')[0]}`),
-    );
+    const ledgerId = ledgerIdentity(store.path);
+    if (ledgerId) gb.ledgerId = ledgerId;
+    // The gate acts only on what it reads from its own ledger; a classification against another
+    // one (`--ledger`) is printed, never cached for it.
+    if (store.path === config.env.ledgerPath) {
+      await storeGateBoundary(o.state, sessionId, gb, now).catch((e: Error) =>
+        o.warn(`gate cache: ${e.message.split('\n')[0]}`),
+      );
+    } else {
+      o.warn('--ledger names another ledger than the configured one: the gate is not updated');
+    }
 
     const post: Snapshot = { sessionId, capturedAt: now, normalizerVersion: NORMALIZER_VERSION, decisions };
     const report = ev.boundary;

@@ -36,6 +36,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
@@ -206,6 +207,12 @@ export interface GateBoundary {
   approvalRefs?: string[];
   /** True once a post snapshot (a restatement) exists for the boundary. */
   observed?: boolean;
+  /**
+   * The identity (`<device>:<inode>`, see {@link ledgerIdentity}) of the ledger file this
+   * classification was read from. The gate acts on a state with no objection only when it names
+   * the gate's own ledger file; anything else is re-derived.
+   */
+  ledgerId?: string;
 }
 
 /**
@@ -231,6 +238,19 @@ export interface GateState {
   /** The boundary assembly's state (pending pre, current boundary's signals and tokens). */
   track?: BoundaryTrack<PreCapture>;
   updatedAt: string;
+}
+
+/**
+ * The identity of the file at `path` (`<device>:<inode>`, never the path itself), or `undefined`
+ * when it does not exist. One `stat`, cheap enough for the gate's fast path.
+ */
+export function ledgerIdentity(path: string): string | undefined {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True for the states in which the gate has no objection. */

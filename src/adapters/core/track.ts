@@ -4,6 +4,8 @@
  * parallel; a subagent's tool call can race the main thread's compaction) never lose each
  * other's update. Recording paths only; the gate's fast path reads the cache without the lock.
  */
+
+import { unlinkSync } from 'node:fs';
 import { BOUNDARY_REASONS } from '../../classify/states.js';
 import { LedgerLock } from '../../ledger/lock.js';
 import { type Assembly, type AssemblyInput, assemble, emptyTrack, type TrackedBoundary } from './boundary.js';
@@ -11,6 +13,7 @@ import {
   ensureDir,
   type GateBoundary,
   type GateState,
+  gateFile,
   type PreCapture,
   readGateState,
   type StateDir,
@@ -58,16 +61,46 @@ export function openedGateBoundary(b: TrackedBoundary<PreCapture>, fallbackNames
   };
 }
 
-/** One durable assembly step: the new cache and what the step did. */
+/** One assembly step: the new cache and what the step did. */
 export interface TrackStep {
   assembly: Assembly<PreCapture>;
   state: GateState;
+  /**
+   * False when the session's cache could not be locked, read or written: the step was computed
+   * from whatever could be read and kept in memory only (`problem` says why), and the cache was
+   * removed where possible so that the gate re-derives from the ledger. The caller still records
+   * what the step opened in the ledger (`recordOpenedBoundary(…, { stateUnavailable: true })`).
+   */
+  durable: boolean;
+  problem?: string;
+}
+
+function step(
+  cached: GateState | undefined,
+  input: AssemblyInput<PreCapture>,
+  fallbackNames: () => string[],
+): { assembly: Assembly<PreCapture>; boundary: GateBoundary | null } {
+  const assembly = assemble(cached?.track ?? emptyTrack<PreCapture>(), input);
+  const o = assembly.outcome;
+  let boundary = cached?.boundary ?? null;
+  if (o.kind === 'confirmed' || o.kind === 'opened_pre_missing') {
+    let names: string[] = [];
+    try {
+      names = fallbackNames();
+    } catch {
+      // Names only word the messages; a task record that cannot be read must not lose the step.
+    }
+    boundary = openedGateBoundary(assembly.track.current!, names);
+  }
+  return { assembly, boundary };
 }
 
 /**
  * Applies one assembly step to the session's cache under its lock. A boundary that the step
  * opens (confirmed or pre-missing) replaces the gate's boundary at once, before anything is
- * written to the ledger: if everything after this fails, writes still wait.
+ * written to the ledger: if everything after this fails, writes still wait. Never throws: when
+ * the cache cannot be used the step is computed in memory (`durable: false`) so that the caller
+ * can still record the compaction, never losing it.
  */
 export async function trackStep(
   state: StateDir,
@@ -76,16 +109,30 @@ export async function trackStep(
   now: string,
   fallbackNames: () => string[],
 ): Promise<TrackStep> {
-  return withSessionLock(state, sessionId, () => {
-    const cached = readGateState(state, sessionId);
-    const assembly = assemble(cached?.track ?? emptyTrack<PreCapture>(), input);
-    const o = assembly.outcome;
-    let boundary = cached?.boundary ?? null;
-    if (o.kind === 'confirmed' || o.kind === 'opened_pre_missing') {
-      boundary = openedGateBoundary(assembly.track.current!, fallbackNames());
+  try {
+    return await withSessionLock(state, sessionId, () => {
+      const s = step(readGateState(state, sessionId), input, fallbackNames);
+      const written = writeGateState(state, sessionId, s.boundary, now, s.assembly.track);
+      return { assembly: s.assembly, state: written, durable: true };
+    });
+  } catch (e) {
+    const problem = (e as Error).message.split('\n')[0] ?? String(e);
+    const s = step(readGateState(state, sessionId), input, fallbackNames);
+    // A cache that can no longer follow the session must not keep answering for it.
+    try {
+      unlinkSync(gateFile(state, sessionId));
+    } catch {
+      // Not there, or not removable (then the gate cannot read it either, or sees it untrusted).
     }
-    return { assembly, state: writeGateState(state, sessionId, boundary, now, assembly.track) };
-  });
+    const memory: GateState = {
+      v: 2,
+      sessionId,
+      boundary: s.boundary,
+      track: s.assembly.track,
+      updatedAt: now,
+    };
+    return { assembly: s.assembly, state: memory, durable: false, problem };
+  }
 }
 
 /** Marks the cached boundary's pre snapshot missing for `reason` (the ledger refused it), under the lock. */
