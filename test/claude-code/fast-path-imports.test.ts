@@ -132,6 +132,8 @@ describe('the write gate fast path', () => {
         'src/adapters/core/gate.ts',
         'src/adapters/core/messages.ts',
         'src/adapters/core/process.ts',
+        // The gate's reading of a shell command (pure, no I/O).
+        'src/adapters/core/shell.ts',
         'src/adapters/core/state.ts',
         'src/adapters/hook.ts',
         'src/classify/states.ts',

@@ -8,7 +8,13 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  claudeCodeVoice,
+  loadClaudeCodeConfig,
+  resolveClaudeCodeEnv,
+} from '../../src/adapters/claude-code/config.js';
 import { resolveEnv } from '../../src/adapters/core/config.js';
+import { decideGate } from '../../src/adapters/core/gate.js';
 import { gateFile, stateDirOf } from '../../src/adapters/core/state.js';
 import { ATTR_EVIDENCE_MISSING, ATTR_SESSION_ID } from '../../src/otel/semconv.js';
 import {
@@ -195,6 +201,46 @@ describe('fail toward ask where the evidence is unknown', () => {
     const r = await observe(w, sid, { ...VALUES, scope: deep });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('scope.value');
+  });
+});
+
+describe('a gate that cannot read a command still answers', () => {
+  it('denies a command with substitutions nested 20 000 deep while a boundary conflicts (no stack overflow, no silence)', async () => {
+    const w = fresh();
+    const sid = 'deep-command';
+    await conflicting(w, sid);
+    const deep = `${'$('.repeat(20_000)}echo hi${')'.repeat(20_000)}`;
+    const g = await gate(w, sid, 'Bash', { command: deep });
+    expect(g.run.stderr).not.toContain('Maximum call stack');
+    expect(g.decision).toBe('deny');
+    // With no compaction, the same command is no business of the gate's, and it still exits 0.
+    const other = 'deep-command-healthy';
+    await hook(w, other, 'SessionStart', { source: 'startup' });
+    const h = await gate(w, other, 'Bash', { command: deep });
+    expect(h.run.status).toBe(0);
+    expect(h.run.stderr).not.toContain('Maximum call stack');
+  });
+
+  it('asks when the gate fails on its way to a verdict (silence would be "no objection")', async () => {
+    const w = fresh();
+    const { config } = loadClaudeCodeConfig(w.project, resolveClaudeCodeEnv(w.env));
+    const warned: string[] = [];
+    const answer = await decideGate(
+      'gate-failed',
+      { type: 'tool', toolName: 'Write', kind: 'file_write', filePath: join(w.project, 'a.ts') },
+      {
+        config,
+        get state(): never {
+          throw new Error('EIO: i/o error');
+        },
+        rederive: async () => undefined,
+        voice: claudeCodeVoice(resolveClaudeCodeEnv(w.env)),
+        warn: (line) => warned.push(line),
+      },
+    );
+    expect(answer.verdict).toBe('ask');
+    expect(answer.code).toBe('gate_failed');
+    expect(warned.join('\n')).toContain('EIO');
   });
 });
 

@@ -22,14 +22,7 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import {
-  createMarker,
-  markerFile,
-  type PreCapture,
-  readGateState,
-  type StateDir,
-  writeGateState,
-} from '../core/state.js';
+import { createMarker, markerFile, type PreCapture, readGateState, writeGateState } from '../core/state.js';
 import { trackStep, withSessionLock } from '../core/track.js';
 import { type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';

@@ -133,5 +133,7 @@ export type GateCode =
   | 'no_compaction'
   /** No readable state and no readable ledger: the gate asks. */
   | 'state_unknown'
+  /** The gate failed on its way to a verdict (an error it did not expect): it asks. */
+  | 'gate_failed'
   | 'state_allows'
   | 'state_blocks';

@@ -457,6 +457,21 @@ const SEVERITY: Readonly<Record<GateVerdict, number>> = { allow: 0, ask: 1, deny
  * not knowing whether a compaction is unresolved, asks.
  */
 export async function decideGate(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
+  try {
+    return await decide(sessionId, tool, ctx);
+  } catch (e) {
+    // A gate that fails on the way to a verdict (an input it cannot read, a file system error)
+    // must not stay silent: silence is "no objection". It asks.
+    ctx.warn?.(`gate failed (${(e as Error)?.message?.split('\n')[0] ?? String(e)}); asking`);
+    return { verdict: 'ask', code: 'gate_failed', reason: GATE_FAILED_ASK };
+  }
+}
+
+/** The reason of a gate that failed on its way to a verdict (inline: the messages may be what failed). */
+const GATE_FAILED_ASK =
+  'The continuity gate asks a human first: it failed while inspecting this tool call, so it cannot tell whether it is safe.';
+
+async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
   const { config } = ctx;
   if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
   const guard = guardDecision(tool, config);

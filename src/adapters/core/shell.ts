@@ -62,11 +62,18 @@ function closingBacktick(s: string, open: number): number {
 /** Reads `command` into simple commands and their words. */
 export function readShell(command: string): ShellReading {
   const out: ShellReading = { commands: [], uncertain: false };
-  readInto(command, out);
+  readInto(command, out, 0);
   return out;
 }
 
-function readInto(s: string, out: ShellReading): void {
+/** Substitutions nested deeper than this are not read: the reading is `uncertain`. */
+export const MAX_SUBSTITUTION_DEPTH = 32;
+
+function readInto(s: string, out: ShellReading, depth: number): void {
+  if (depth > MAX_SUBSTITUTION_DEPTH) {
+    out.uncertain = true;
+    return;
+  }
   let current: ShellWord[] = [];
   let text = '';
   let dynamic = false;
@@ -99,7 +106,7 @@ function readInto(s: string, out: ShellReading): void {
   const substitution = (from: number, to: number) => {
     const saved = current;
     current = [];
-    readInto(s.slice(from, to), out);
+    readInto(s.slice(from, to), out, depth + 1);
     current = saved;
     text += '$(…)';
     dynamic = true;
