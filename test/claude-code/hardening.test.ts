@@ -23,6 +23,8 @@ import {
   hook,
   ledgerRecords,
   makeWorld,
+  PAYMENTS_DECISIONS,
+  PAYMENTS_VALUES,
   payload,
   type Receiver,
   runCli,
@@ -31,12 +33,8 @@ import {
   writeTaskRecord,
 } from './harness.js';
 
-const DECISIONS = {
-  scope: { value: { repository: 'acme/payments', paths: ['services/ledger'] } },
-  approval_boundary: { value: { requires_human: ['deploy', 'schema_migration'] } },
-  acceptance_test: { value: { command: 'npm test -- ledger', must_pass: true } },
-};
-const VALUES = Object.fromEntries(Object.entries(DECISIONS).map(([n, d]) => [n, d.value]));
+const DECISIONS = PAYMENTS_DECISIONS;
+const VALUES = PAYMENTS_VALUES;
 const CHANGED = { ...VALUES, scope: { repository: 'acme/payments', paths: ['services/billing'] } };
 
 let receiver: Receiver;

@@ -224,3 +224,15 @@ export function ledgerRecords(world: World): Array<Record<string, unknown>> {
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+/** The task record most scenarios use: the article's three decisions, as the task record holds them. */
+export const PAYMENTS_DECISIONS = {
+  scope: { value: { repository: 'acme/payments', paths: ['services/ledger'] } },
+  approval_boundary: { value: { requires_human: ['deploy', 'schema_migration'] } },
+  acceptance_test: { value: { command: 'npm test -- ledger', must_pass: true } },
+};
+
+/** {@link PAYMENTS_DECISIONS} as a faithful restatement: name → value. */
+export const PAYMENTS_VALUES: Record<string, unknown> = Object.fromEntries(
+  Object.entries(PAYMENTS_DECISIONS).map(([n, d]) => [n, d.value]),
+);

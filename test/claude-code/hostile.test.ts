@@ -18,6 +18,7 @@ import {
   hook,
   ledgerRecords,
   makeWorld,
+  PAYMENTS_DECISIONS,
   payload,
   type Receiver,
   runCli,
@@ -27,11 +28,7 @@ import {
   writeTaskRecord,
 } from './harness.js';
 
-const DECISIONS = {
-  scope: { value: { repository: 'acme/payments', paths: ['services/ledger'] } },
-  approval_boundary: { value: { requires_human: ['deploy', 'schema_migration'] } },
-  acceptance_test: { value: { command: 'npm test -- ledger', must_pass: true } },
-};
+const DECISIONS = PAYMENTS_DECISIONS;
 const WRITE = { file_path: 'src/a.ts', content: 'x' };
 
 let receiver: Receiver;
