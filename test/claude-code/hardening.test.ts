@@ -383,6 +383,23 @@ describe('session ids', () => {
 });
 
 describe('approvals through the agent’s shell', () => {
+  it('refuses a run-time chosen program handed `approve` even while the session is healthy (it would carry forward)', async () => {
+    const w = fresh();
+    const sid = 'hidden-approve-healthy';
+    await hook(w, sid, 'SessionStart', { source: 'startup' });
+    for (const command of [
+      'c=continuity; $c approve --session s --decision scope --from-digest a --to-digest b',
+      '"$C" approve --decision scope',
+      'eval "contin""uity approve --decision scope"',
+      "bash -c 'continuity approve --decision scope'",
+    ]) {
+      const g = await gate(w, sid, 'Bash', { command });
+      expect(g.decision, command).toBe('deny');
+    }
+    // A run-time chosen program on its own is no business of the gate's while nothing is unresolved.
+    expect((await gate(w, sid, 'Bash', { command: 'c=ls; $c -la' })).decision).toBe('allow');
+  });
+
   it('refuses a command whose program is chosen at run time while a boundary is unresolved, even where the policy asks', async () => {
     const w = fresh({ CONTINUITY_GATE_POLICY: 'conflicting=ask' });
     const sid = 'hidden-approve';
@@ -396,10 +413,12 @@ describe('approvals through the agent’s shell', () => {
       'x=$(echo continuity); $x approve',
       'bash -c "$CMD"',
       '`echo continuity` approve',
+      '$TOOL --version',
     ]) {
       const g = await gate(w, sid, 'Bash', { command });
       expect(g.decision, command).toBe('deny');
-      expect(g.reason, command).toContain('chosen at run time');
+      // Handed `approve`, it is refused as an approval; otherwise for its run-time chosen program.
+      if (!command.includes('approve')) expect(g.reason, command).toContain('chosen at run time');
     }
     // A plain command still gets what the policy says (ask here).
     expect((await gate(w, sid, 'Bash', { command: 'npm test' })).decision).toBe('ask');

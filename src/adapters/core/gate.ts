@@ -237,6 +237,15 @@ function chosenAtRunTime(words: readonly ShellWord[]): boolean {
   return INTERPRETERS.has(name) && p.args.some((a) => INLINE_CODE.test(a.text));
 }
 
+/**
+ * True when a simple command whose program is chosen at run time is handed the word `approve`
+ * (`c=continuity; $c approve`, `eval "… approve"`, `bash -c '… approve'`): it could be
+ * `continuity approve`, so it is refused as one whatever the state.
+ */
+function mayRunApprove(words: readonly ShellWord[]): boolean {
+  return chosenAtRunTime(words) && words.some((w) => /approve/i.test(w.text));
+}
+
 /** True when a simple command runs continuity's `approve` (quotes and backslashes removed first). */
 function runsApprove(words: readonly ShellWord[]): boolean {
   const p = programOf(words);
@@ -257,7 +266,13 @@ function bashFindings(command: string, paths: ProtectedPaths): BashFindings {
   const read = readShell(command);
   const runtimeChosen = read.uncertain || read.commands.some(chosenAtRunTime);
   const found = (kind: BashFindings['kind']) => ({ kind, runtimeChosen });
-  if (APPROVE.test(command) || read.commands.some(runsApprove)) return found('approve');
+  if (
+    APPROVE.test(command) ||
+    read.commands.some((c) => runsApprove(c) || mayRunApprove(c)) ||
+    (read.uncertain && /approve/i.test(command))
+  ) {
+    return found('approve');
+  }
   // The words as the shell passes them on, so `"/a/"b` is seen as `/a/b`.
   const unquoted = read.commands.map((c) => c.map((w) => w.text).join(' ')).join('\n');
   const protectedNames = [paths.stateRoot, ...paths.files].flatMap((p) => {
