@@ -374,12 +374,15 @@ describe('createAgentSdkContinuity', () => {
     expect(await call(star, 'PreToolUse', ours)).toEqual({});
   });
 
-  it('when the gate cannot reach a verdict: ask while a compaction it saw is unresolved, no objection otherwise', async () => {
+  it('when the gate cannot reach a verdict it asks, whether or not this process saw a compaction', async () => {
     const write = input.preToolUse(SID, e.project, 'Write', { file_path: `${e.project}/a` });
-    // Nothing seen: a broken state is no reason to hold the agent.
+    // Nothing seen in this process, but neither the state nor the ledger can be read: an earlier
+    // process of the same session may have left a compaction unresolved, so a human looks first.
     rmSync(e.state, { recursive: true, force: true });
     writeFileSync(e.state, 'not a directory');
-    expect(await call(c, 'PreToolUse', write)).toEqual({});
+    const unknown = reasonOf(await call(c, 'PreToolUse', write));
+    expect(unknown?.decision).toBe('ask');
+    expect(unknown?.reason).toContain('could not read this session');
     rmSync(e.state, { force: true });
     await call(c, 'PreCompact', input.preCompact(SID, e.project));
     await call(c, 'SessionStart', input.sessionStart(SID, e.project));

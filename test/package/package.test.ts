@@ -79,7 +79,12 @@ describe('npm publish --dry-run', () => {
       'README.md',
       'package.json',
       'bin/continuity.js',
+      'bin/package.json', // "type": "commonjs": the bin is CommonJS, the rest of the package ESM
       ...fromSrc,
+      // The hooks' bundled CommonJS entries (scripts/build-hook.mjs); its metafile stays home.
+      ...['hook', 'hook-claude-code', 'hook-codex', 'hook-ledger', 'hook-export', 'hook-otlp-protobuf'].map(
+        (b) => `dist/${b}.cjs`,
+      ),
       ...filesUnder('docs'),
       ...filesUnder('collector-config'),
       ...filesUnder('examples'),
