@@ -5,7 +5,11 @@
  *
  * The latest boundary of a session is the one that appeared last (by the seq of its first
  * record): a new pre snapshot opens a new boundary, and a late record for an older boundary does
- * not make that boundary current again. Approvals count for every boundary of their session.
+ * not make that boundary current again. An approval counts only when it was recorded after the
+ * boundary's pre snapshot (ledger order: a higher seq than the latest pre record), so an approval
+ * given before the decisions it would change were captured, or for an earlier boundary, never
+ * turns this boundary's change into `approved_change`. Without a pre snapshot, approvals after
+ * the boundary's first record are kept (the classifier answers `pre_snapshot_missing` anyway).
  *
  * Imports only types (erased) and lean local modules.
  */
@@ -52,7 +56,7 @@ export interface BoundaryEvidence {
   pre: Snapshot | null;
   /** The latest post snapshot of the boundary, or null when none was observed yet. */
   post: Snapshot | null;
-  /** Every approval recorded for the session, in ledger order. */
+  /** The session's approvals recorded after the boundary's pre snapshot, in ledger order. */
   approvals: Approval[];
   /** The runtime's report of the compaction, or null. */
   boundary: BoundaryReport | null;
@@ -97,7 +101,10 @@ export class BoundarySelector<T> {
   boundary: Candidate<T> | undefined;
   receipt: Candidate<T> | undefined;
   missing: Candidate<T>[] = [];
+  /** Every approval of the session fed so far; {@link counted} are the ones that count. */
   approvals: Candidate<T>[] = [];
+  /** The seq of the current boundary's first record. */
+  openedSeq = 0;
   private readonly _seen = new Set<string>();
 
   /** Feeds one candidate; candidates must arrive in increasing seq order. */
@@ -115,6 +122,7 @@ export class BoundarySelector<T> {
     if (!this._seen.has(c.tag)) {
       this._seen.add(c.tag);
       this.boundaryId = c.tag;
+      this.openedSeq = c.seq;
       this.pre = this.post = this.boundary = this.receipt = undefined;
       this.missing = [];
     } else if (c.tag !== this.boundaryId) {
@@ -137,9 +145,15 @@ export class BoundarySelector<T> {
     }
   }
 
+  /** The approvals that count for the current boundary: recorded after its pre snapshot. */
+  counted(): Candidate<T>[] {
+    const after = this.pre?.seq ?? this.openedSeq;
+    return this.approvals.filter((a) => a.seq > after);
+  }
+
   /** Every candidate whose record is needed to build the evidence. */
   needed(): Candidate<T>[] {
-    const out = [...this.approvals, ...this.missing];
+    const out = [...this.counted(), ...this.missing];
     for (const c of [this.pre, this.post, this.boundary, this.receipt]) if (c) out.push(c);
     return out;
   }
@@ -214,6 +228,7 @@ export function buildEvidence<T>(
   const postRec = sel.post ? load(sel.post) : undefined;
   const bRec = sel.boundary ? load(sel.boundary) : undefined;
   const rRec = sel.receipt ? load(sel.receipt) : undefined;
+  const approvals = sel.counted();
   const boundary: BoundaryReport | null =
     bRec && sel.boundary
       ? {
@@ -245,7 +260,7 @@ export function buildEvidence<T>(
     boundaryId: sel.boundaryId,
     pre: preRec && sel.pre ? toSnapshot(preRec, sel.pre.seq) : null,
     post: postRec && sel.post ? toSnapshot(postRec, sel.post.seq) : null,
-    approvals: sel.approvals.map((c) => toApproval(load(c), c.seq)),
+    approvals: approvals.map((c) => toApproval(load(c), c.seq)),
     boundary,
     evidenceMissing: sel.missing.map((c) => {
       const r = load(c);
@@ -263,7 +278,7 @@ export function buildEvidence<T>(
       pre: sel.pre?.seq ?? null,
       post: sel.post?.seq ?? null,
       boundary: sel.boundary?.seq ?? null,
-      approvals: sel.approvals.map((c) => c.seq),
+      approvals: approvals.map((c) => c.seq),
     },
     receipt,
   };

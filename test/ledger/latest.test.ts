@@ -123,6 +123,75 @@ describe('readLatestBoundary', () => {
     expect(classifyEvidence(ev!).state).toBe('approved_change');
   });
 
+  describe('approvals', () => {
+    const approve = (from: number, to: number, at: number, ref = 'PR-1'): NewRecord => ({
+      type: 'approval',
+      sessionId: 's',
+      decision: 'target',
+      fromDigest: d(from),
+      toDigest: d(to),
+      approvalRef: ref,
+      approvedBy: 'alice',
+      approvedAt: t(at),
+    });
+
+    it('ignores an approval recorded before the pre snapshot it would change', async () => {
+      const l = Ledger.open(ledgerPath);
+      // Recorded while the session was healthy, before any compaction.
+      await l.append(approve(2, 9, 0));
+      await l.append(snap('s', 'b1', 'pre', { scope: 1, target: 2 }, 1));
+      await l.append({ type: 'boundary', sessionId: 's', boundaryId: 'b1', compactedAt: t(2) });
+      await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9 }, 3));
+      await l.close();
+      for (const forceScan of [false, true]) {
+        const ev = readLatestBoundary(ledgerPath, 's', { forceScan })!;
+        expect(ev.approvals).toEqual([]);
+        expect(ev.seqs.approvals).toEqual([]);
+        expect(classifyEvidence(ev)).toMatchObject({ state: 'conflicting', reason: 'unapproved_change' });
+      }
+      expect(classifyEvidence(readAllLatestBoundaries(ledgerPath)[0]!).state).toBe('conflicting');
+    });
+
+    it('counts an approval recorded after the pre snapshot, before or after the compaction', async () => {
+      const l = Ledger.open(ledgerPath);
+      await l.append(snap('s', 'b1', 'pre', { scope: 1, target: 2 }, 0));
+      await l.append(approve(2, 5, 1, 'PR-1'));
+      await l.append({ type: 'boundary', sessionId: 's', boundaryId: 'b1', compactedAt: t(2) });
+      await l.append(approve(5, 9, 3, 'PR-2'));
+      await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9 }, 4));
+      await l.close();
+      const ev = readLatestBoundary(ledgerPath, 's')!;
+      expect(ev.seqs.approvals).toEqual([2, 4]);
+      expect(classifyEvidence(ev)).toMatchObject({ state: 'approved_change', reason: 'approved_chain' });
+      expect(classifyEvidence(ev).decisions.target?.approvalRefs).toEqual(['PR-1', 'PR-2']);
+    });
+
+    it("does not carry a previous boundary's approvals to the next boundary", async () => {
+      const l = Ledger.open(ledgerPath);
+      await l.append(snap('s', 'b1', 'pre', { scope: 1, target: 2 }, 0));
+      await l.append(approve(2, 9, 1));
+      await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9 }, 2));
+      // The next compaction's pre snapshot still holds the old target, and the agent restates 9.
+      await l.append(snap('s', 'b2', 'pre', { scope: 1, target: 2 }, 3));
+      await l.append(snap('s', 'b2', 'post', { scope: 1, target: 9 }, 4));
+      await l.close();
+      const ev = readLatestBoundary(ledgerPath, 's')!;
+      expect(ev.boundaryId).toBe('b2');
+      expect(ev.approvals).toEqual([]);
+      expect(classifyEvidence(ev).state).toBe('conflicting');
+    });
+
+    it('counts only approvals after the latest pre snapshot when the pre snapshot is captured again', async () => {
+      const l = Ledger.open(ledgerPath);
+      await l.append(snap('s', 'b1', 'pre', { scope: 1, target: 2 }, 0));
+      await l.append(approve(2, 9, 1));
+      await l.append(snap('s', 'b1', 'pre', { scope: 1, target: 2 }, 2));
+      await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9 }, 3));
+      await l.close();
+      expect(readLatestBoundary(ledgerPath, 's')!.seqs).toMatchObject({ pre: 3, approvals: [] });
+    });
+  });
+
   it('takes the boundary that appeared last; a late record for an older boundary does not revive it', async () => {
     const l = Ledger.open(ledgerPath);
     await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
