@@ -11,14 +11,31 @@
 //    file, the worst place for a tail scan.
 // 3. Loading the lean reader (`dist/ledger/latest.js`, what the write gate imports) against
 //    `node -e 0`.
+// 4. `verifyLedger` per record against hashing the same bytes with node:crypto (SHA-256 of the
+//    whole file, what `sha256sum` does) in the same run.
+// 5. Plain `continuity status` (every session, no `--session`) with 1 000 000 records against
+//    1 000, as a real child process; both ledgers hold the same 500 sessions. Set
+//    LEDGER_BENCH_LARGE to use another size for the large ledger.
 //
 // Run: npm run bench (builds first), or node bench/run.js ledger after `npm run build`.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  closeSync,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ledger, readLatestBoundary } from '../dist/index.js';
+import { Ledger, readLatestBoundary, verifyLedger } from '../dist/index.js';
+import { sealRecord } from '../dist/ledger/chain.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -141,12 +158,7 @@ async function buildLedger(total) {
     },
   ];
   for (let i = batch.length; i < total; i++) {
-    const s = `session-${i % 500}`;
-    batch.push(
-      i % 3 === 0
-        ? { type: 'activity', sessionId: s, state: 'working', at: at(i % 3600) }
-        : snapshot(s, `b-${Math.floor(i / 1000)}`, i % 3 === 1 ? 'pre' : 'post', i),
-    );
+    batch.push(filler(i));
     if (batch.length === 2000) {
       await ledger.appendBatch(batch);
       batch = [];
@@ -154,6 +166,42 @@ async function buildLedger(total) {
   }
   if (batch.length > 0) await ledger.appendBatch(batch);
   await ledger.close();
+  return path;
+}
+
+/**
+ * The other sessions' record number `i` (i ≥ 4): snapshots and activity over 500 sessions.
+ * @param {number} i @returns {import('../dist/index.js').NewRecord}
+ */
+function filler(i) {
+  const s = `session-${i % 500}`;
+  return i % 3 === 0
+    ? { type: 'activity', sessionId: s, state: 'working', at: at(i % 3600) }
+    : snapshot(s, `b-${Math.floor(i / 1000)}`, i % 3 === 1 ? 'pre' : 'post', i);
+}
+
+/**
+ * Writes a ledger of `total` records straight from `sealRecord` (the lines `Ledger.append`
+ * writes, without its per-record validation, so a million records take seconds, not minutes),
+ * then opens it once so the index is built as a writer would.
+ * @param {number} total
+ */
+function writeSealedLedger(total) {
+  const path = join(dir, `sealed-${total}.jsonl`);
+  const fd = openSync(path, 'w', 0o600);
+  /** @type {string | null} */ let prev = null;
+  /** @type {string[]} */ let lines = [];
+  for (let seq = 1; seq <= total; seq++) {
+    const { line, hash } = sealRecord({ v: 1, ...filler(seq + 3), seq, prev }, undefined);
+    lines.push(line);
+    prev = hash;
+    if (lines.length === 10_000) {
+      writeSync(fd, lines.join(''));
+      lines = [];
+    }
+  }
+  if (lines.length > 0) writeSync(fd, lines.join(''));
+  closeSync(fd);
   return path;
 }
 
@@ -220,6 +268,61 @@ async function statusScaling() {
   console.log(
     `readLatestBoundary in process, full scan (no index): 100 000 records ${fmt(scanLarge, 1)} ms vs 1 000 ${fmt(scanSmall, 2)} ms: ratio ${fmt(scanLarge / scanSmall, 0)}×; the index is ${fmt(scanLarge / idxLarge, 0)}× faster at 100 000`,
   );
+  return { large };
+}
+
+// ── 4. verify per record, against SHA-256 of the same bytes ──────────────────────────────────
+/** @param {string} path */
+function verifySpeed(path) {
+  const records = verifyLedger(path);
+  if (!records.ok) throw new Error(`bench ledger does not verify: ${records.message}`);
+  const n = records.records;
+  /** @type {number[]} */ const verifyUs = [];
+  /** @type {number[]} */ const hashUs = [];
+  /** @type {number[]} */ const ratios = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    let t = process.hrtime.bigint();
+    createHash('sha256').update(readFileSync(path)).digest('hex');
+    const h = Number(process.hrtime.bigint() - t) / 1e3 / n;
+    t = process.hrtime.bigint();
+    verifyLedger(path);
+    const v = Number(process.hrtime.bigint() - t) / 1e3 / n;
+    hashUs.push(h);
+    verifyUs.push(v);
+    ratios.push(v / h);
+  }
+  console.log(
+    `ledger verify: ${fmt(median(verifyUs))} µs per record vs read + node:crypto SHA-256 of the same bytes ${fmt(median(hashUs), 3)} µs per record: ratio ${fmt(median(ratios), 1)}× (${n} records, ${fmt(statSync(path).size / 1e6, 1)} MB, ${ROUNDS} rounds)`,
+  );
+}
+
+// ── 5. plain status (every session), 1 000 vs 1 000 000 records ──────────────────────────────
+async function plainStatusScaling() {
+  const total = Number(process.env.LEDGER_BENCH_LARGE ?? 1_000_000);
+  const t = Date.now();
+  const small = writeSealedLedger(1_000);
+  const large = writeSealedLedger(total);
+  for (const p of [small, large]) await Ledger.open(p).close();
+  console.log(
+    `wrote and indexed a ledger of ${total} records (${fmt(statSync(large).size / 1e6, 0)} MB) in ${fmt((Date.now() - t) / 1000, 1)} s`,
+  );
+  const rows = (/** @type {string} */ p) =>
+    JSON.parse(timeChild([cli, 'status', '--json', '--ledger', p]).stdout).sessions.length;
+  const smallRows = rows(small);
+  const largeRows = rows(large);
+  /** @type {number[]} */ const smallMs = [];
+  /** @type {number[]} */ const largeMs = [];
+  /** @type {number[]} */ const ratios = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const a = timeChild([cli, 'status', '--ledger', small]).ms;
+    const b = timeChild([cli, 'status', '--ledger', large]).ms;
+    smallMs.push(a);
+    largeMs.push(b);
+    ratios.push(b / a);
+  }
+  console.log(
+    `status, every session (child process): ${total} records ${fmt(median(largeMs), 0)} ms (${largeRows} sessions) vs 1 000 records ${fmt(median(smallMs), 0)} ms (${smallRows} sessions): ratio ${fmt(median(ratios))}×`,
+  );
 }
 
 // ── 3. loading the lean reader ───────────────────────────────────────────────────────────────
@@ -243,8 +346,10 @@ function leanImport() {
 
 try {
   await appendThroughput();
-  await statusScaling();
+  const { large } = await statusScaling();
   leanImport();
+  verifySpeed(large);
+  await plainStatusScaling();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
