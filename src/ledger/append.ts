@@ -87,9 +87,9 @@ export function writeLocked<T extends object>(target: WriteTarget, bodies: reado
   if (tail.scheme !== undefined && tail.scheme !== scheme) {
     throw new ChainSchemeError(target.path, tail.scheme, scheme);
   }
-  const index = new SessionIndexWriter(target.indexDir);
   const stored: WriteResult<T>['stored'] = [];
   const lines: string[] = [];
+  const spans: Array<[number, number]> = [];
   let seq = tail.seq;
   let prev = tail.hash;
   let offset = tail.size;
@@ -102,7 +102,7 @@ export function writeLocked<T extends object>(target: WriteTarget, bodies: reado
     const rec = { ...full, hash };
     stored.push(rec);
     lines.push(line);
-    index.add(rec, offset, bytes);
+    spans.push([offset, bytes]);
     offset += bytes;
     prev = hash;
   }
@@ -124,6 +124,8 @@ export function writeLocked<T extends object>(target: WriteTarget, bodies: reado
   }
   if (!indexReady) return { stored, ...(quarantined && { quarantined }) };
   try {
+    const index = new SessionIndexWriter(target.indexDir);
+    for (const [i, rec] of stored.entries()) index.add(rec, spans[i]![0], spans[i]![1]);
     index.commit(inodeOf(target.fd), { seq, end: offset, hashPrefix: hashPrefixOf(prev as string) });
   } catch {
     // The next writer catches the index up.

@@ -1,17 +1,20 @@
 /**
- * The lean read path: one session's latest boundary evidence (and latest activity) without
- * taking the lock and without importing zod, commander or OpenTelemetry. This is what the Claude
- * Code write gate loads on every tool call, so it must start nearly as fast as `node -e 0`.
+ * The lean read path: one session's latest boundary evidence (and latest activity), or every
+ * session's, without taking the lock and without importing zod, commander or OpenTelemetry. This
+ * is what the Claude Code write gate loads on its slow path, so it must start nearly as fast as
+ * `node -e 0`.
  *
- * Cost: reading `covered`, the session's index file and the few records it points to, plus any
- * records appended after `covered` (normally none). It does not grow with the ledger. When the
- * index is missing or cannot be trusted (another boot, a replaced file, an entry that does not
- * point to a record of the session), it falls back to a full scan, which is correct but O(n);
- * the next append rebuilds the index.
+ * Cost per session: reading `covered`, the last line of the session's `b-` index file (its latest
+ * boundary), the entries of its `s-` file from that boundary on (read backwards from the end), the
+ * few records they point to, plus any records appended after `covered` (normally none). It does
+ * not grow with the ledger, nor with the session's earlier boundaries. When the index is missing
+ * or cannot be trusted (another boot, a replaced file, an entry that does not point to a record
+ * of the session), it falls back to a full scan, which is correct but O(n); the next append
+ * rebuilds the index.
  *
  * It trusts the bytes it reads: the chain is checked by `continuity ledger verify`, not here.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import {
   type ActivityEvidence,
   type BoundaryEvidence,
@@ -19,22 +22,30 @@ import {
   buildEvidence,
   type Candidate,
 } from './evidence.js';
+import { onFile, openNoFollow, readSideFile } from './files.js';
 import { sidecarPaths } from './paths.js';
 import { forEachLine } from './scan.js';
 import {
+  type Covered,
   coveredMatches,
   entryOf,
   type IndexEntry,
   indexFile,
   inodeOf,
+  isBoundaryKind,
+  type OpenedBoundary,
   parseEntries,
   readCovered,
+  readEntriesFrom,
+  readLastBoundary,
+  readLastEntry,
+  readSessions,
 } from './session-index.js';
 import { MAX_RECORD_BYTES } from './types.js';
 
 type Rec = Record<string, unknown>;
-/** A candidate's handle: a parsed record, or where to read it. */
-type Handle = { rec: Rec } | { entry: IndexEntry };
+/** A candidate's handle: a parsed record and where it is, or an index entry to read it from. */
+type Handle = { rec: Rec; offset: number; length: number } | { entry: IndexEntry };
 
 /** How the evidence was found (for tests and benchmarks). */
 export type ReadPath = 'index' | 'scan';
@@ -48,21 +59,11 @@ export interface LatestOptions {
 }
 
 function openForRead(ledgerPath: string): number | undefined {
-  try {
-    return openSync(ledgerPath, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
+  return openNoFollow(ledgerPath, constants.O_RDONLY, undefined, true);
 }
 
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'latin1');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw e;
-  }
+function sizeOf(fd: number, ledgerPath: string): number {
+  return onFile(ledgerPath, 'read', () => fstatSync(fd).size);
 }
 
 /** The exact text a canonical line holds for this session: a cheap filter before JSON.parse. */
@@ -79,6 +80,19 @@ function parseLine(text: string): Rec | undefined {
   }
 }
 
+function recordCandidate(
+  rec: Rec,
+  offset: number,
+  length: number,
+): { sessionId: string; c: Candidate<Handle> } | undefined {
+  const e = entryOf(rec, offset, length);
+  if (!e) return undefined;
+  return {
+    sessionId: e.sessionId,
+    c: { seq: e.entry.seq, kind: e.entry.kind, tag: e.entry.tag, item: { rec, offset, length } },
+  };
+}
+
 /** Candidates of one session from the lines between `from` and `to`. */
 function scanCandidates(fd: number, sessionId: string, from: number, to: number): Candidate<Handle>[] {
   const needle = sessionNeedle(sessionId);
@@ -89,8 +103,28 @@ function scanCandidates(fd: number, sessionId: string, from: number, to: number)
       if (!line.complete || !line.text.includes(needle)) return;
       const rec = parseLine(line.text);
       if (!rec || rec.sessionId !== sessionId) return;
-      const e = entryOf(rec, line.offset, line.length);
-      if (e) out.push({ seq: e.entry.seq, kind: e.entry.kind, tag: e.entry.tag, item: { rec } });
+      const r = recordCandidate(rec, line.offset, line.length);
+      if (r) out.push(r.c);
+    },
+    from,
+    to,
+  );
+  return out;
+}
+
+/** Candidates of every session from the lines between `from` and `to`. */
+function scanAllCandidates(fd: number, from: number, to: number): Map<string, Candidate<Handle>[]> {
+  const out = new Map<string, Candidate<Handle>[]>();
+  forEachLine(
+    fd,
+    (line) => {
+      if (!line.complete) return;
+      const rec = parseLine(line.text);
+      const r = rec && recordCandidate(rec, line.offset, line.length);
+      if (!r) return;
+      const list = out.get(r.sessionId);
+      if (list) list.push(r.c);
+      else out.set(r.sessionId, [r.c]);
     },
     from,
     to,
@@ -115,27 +149,57 @@ function loadEntry(fd: number, sessionId: string, c: Candidate<Handle>): Rec {
   return rec;
 }
 
-/** Candidates of one family of a session from the index, or undefined when the index is unusable. */
-function indexCandidates(
-  fd: number,
-  ledgerPath: string,
-  sessionId: string,
-  family: 'evidence' | 'activity',
-): Candidate<Handle>[] | undefined {
-  const { indexDir } = sidecarPaths(ledgerPath);
-  // Order matters: `covered`, then entries, then the file size. Writers append the record, then
-  // its entries, then `covered`, so everything read here points inside the size read last.
-  const covered = readCovered(indexDir);
-  const text = readText(indexFile(indexDir, family, sessionId));
-  const size = fstatSync(fd).size;
-  if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
-  const bySeq = new Map<number, Candidate<Handle>>();
-  for (const entry of parseEntries(text)) {
+/** What the index says about one session's evidence, read before the ledger's size. */
+interface SessionIndexRead {
+  /** The session's latest boundary per its `b-` file, when it is covered. */
+  opened: OpenedBoundary | undefined;
+  /** Its `s-` entries: from `opened` on, or all of them without `opened`. */
+  entries: IndexEntry[];
+}
+
+function readSessionIndex(indexDir: string, sessionId: string, covered: Covered): SessionIndexRead {
+  const file = indexFile(indexDir, 'evidence', sessionId);
+  const opened = readLastBoundary(indexDir, sessionId);
+  // A boundary past `covered` was indexed by a writer after `covered` was read: read everything.
+  if (opened && opened.seq <= covered.seq) return { opened, entries: readEntriesFrom(file, opened.seq) };
+  return { opened: undefined, entries: parseEntries(readSideFile(file) ?? '') };
+}
+
+function fromEntries(entries: IndexEntry[], size: number): Candidate<Handle>[] | undefined {
+  const out: Candidate<Handle>[] = [];
+  for (const entry of entries) {
     if (entry.offset + entry.length > size) return undefined;
-    bySeq.set(entry.seq, { seq: entry.seq, kind: entry.kind, tag: entry.tag, item: { entry } });
+    out.push({ seq: entry.seq, kind: entry.kind, tag: entry.tag, item: { entry } });
   }
-  for (const c of scanCandidates(fd, sessionId, covered.end, size)) {
-    if (family === 'activity' ? c.kind === 'activity' : c.kind !== 'activity') bySeq.set(c.seq, c);
+  return out;
+}
+
+/**
+ * One session's candidates from what its index said and the records after `covered` (`tail`),
+ * in seq order; undefined when the index cannot be used. With the session's latest boundary
+ * known, only that boundary's records and the approvals after its start are candidates, unless
+ * the tail holds a record of another boundary of the session (new, or a late record for an old
+ * one: only the whole `s-` file tells which).
+ */
+function sessionCandidates(
+  indexDir: string,
+  sessionId: string,
+  read: SessionIndexRead,
+  tail: readonly Candidate<Handle>[],
+  size: number,
+): Candidate<Handle>[] | undefined {
+  const latest = read.opened?.boundaryId;
+  let entries = read.entries;
+  const current = latest !== undefined && !tail.some((c) => isBoundaryKind(c.kind) && c.tag !== latest);
+  if (latest !== undefined && !current) {
+    entries = parseEntries(readSideFile(indexFile(indexDir, 'evidence', sessionId)) ?? '');
+  }
+  const fromIndex = fromEntries(entries, size);
+  if (!fromIndex) return undefined;
+  const bySeq = new Map<number, Candidate<Handle>>();
+  for (const c of [...fromIndex, ...tail]) {
+    if (current && c.kind !== 'approval' && c.tag !== latest) continue;
+    bySeq.set(c.seq, c);
   }
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
@@ -150,10 +214,37 @@ function evidenceFrom(
   return buildEvidence(sessionId, sel, (c) => loadEntry(fd, sessionId, c));
 }
 
+/** The index's answer for one session, or undefined when the index cannot be used. */
+function latestFromIndex(
+  fd: number,
+  ledgerPath: string,
+  sessionId: string,
+): BoundaryEvidence | null | undefined {
+  const { indexDir } = sidecarPaths(ledgerPath);
+  // Order matters: `covered`, then the index files, then the file size. Writers append the
+  // record, then its index lines, then `covered`, so everything read here points inside the size
+  // read last.
+  const covered = readCovered(indexDir);
+  if (!covered) return undefined;
+  const read = readSessionIndex(indexDir, sessionId, covered);
+  const size = sizeOf(fd, ledgerPath);
+  if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
+  const tail = scanCandidates(fd, sessionId, covered.end, size);
+  const candidates = sessionCandidates(indexDir, sessionId, read, tail, size);
+  if (!candidates) return undefined;
+  try {
+    return evidenceFrom(fd, sessionId, candidates);
+  } catch (e) {
+    if (e instanceof StaleIndex) return undefined;
+    throw e;
+  }
+}
+
 /**
  * The evidence of `sessionId`'s latest boundary in the ledger at `ledgerPath`, or null when the
  * ledger or the session has no boundary. Lock-free: safe beside concurrent appends (it sees
- * whole records only).
+ * whole records only). Throws `LedgerFileError` naming the file for a ledger path that is a
+ * symbolic link or cannot be read.
  */
 export function readLatestBoundary(
   ledgerPath: string,
@@ -163,23 +254,51 @@ export function readLatestBoundary(
   const fd = openForRead(ledgerPath);
   if (fd === undefined) return null;
   try {
-    if (!options.forceScan) {
-      const candidates = indexCandidates(fd, ledgerPath, sessionId, 'evidence');
-      if (candidates) {
-        try {
-          const ev = evidenceFrom(fd, sessionId, candidates);
+    return onFile(ledgerPath, 'read', () => {
+      if (!options.forceScan) {
+        const ev = latestFromIndex(fd, ledgerPath, sessionId);
+        if (ev !== undefined) {
           options.onPath?.('index');
           return ev;
-        } catch (e) {
-          if (!(e instanceof StaleIndex)) throw e;
         }
       }
-    }
-    const ev = evidenceFrom(fd, sessionId, scanCandidates(fd, sessionId, 0, fstatSync(fd).size));
-    options.onPath?.('scan');
-    return ev;
+      const ev = evidenceFrom(fd, sessionId, scanCandidates(fd, sessionId, 0, fstatSync(fd).size));
+      options.onPath?.('scan');
+      return ev;
+    });
   } finally {
     closeSync(fd);
+  }
+}
+
+function activityOf(fd: number, sessionId: string, c: Candidate<Handle>): ActivityEvidence | undefined {
+  const rec = loadEntry(fd, sessionId, c);
+  return typeof rec.at === 'string'
+    ? { seq: c.seq, state: rec.state as ActivityEvidence['state'], at: rec.at }
+    : undefined;
+}
+
+/** The index's answer for a session's activity, or undefined when the index cannot be used. */
+function activityFromIndex(
+  fd: number,
+  ledgerPath: string,
+  sessionId: string,
+): ActivityEvidence | null | undefined {
+  const { indexDir } = sidecarPaths(ledgerPath);
+  const covered = readCovered(indexDir);
+  if (!covered) return undefined;
+  const last = readLastEntry(indexFile(indexDir, 'activity', sessionId));
+  const size = sizeOf(fd, ledgerPath);
+  if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
+  if (last && (last.offset + last.length > size || last.kind !== 'activity')) return undefined;
+  const tail = scanCandidates(fd, sessionId, covered.end, size).filter((c) => c.kind === 'activity');
+  const c = tail.at(-1) ?? (last && { seq: last.seq, kind: last.kind, tag: last.tag, item: { entry: last } });
+  if (!c) return null;
+  try {
+    return activityOf(fd, sessionId, c) ?? undefined;
+  } catch (e) {
+    if (e instanceof StaleIndex) return undefined;
+    throw e;
   }
 }
 
@@ -192,55 +311,24 @@ export function readLatestActivity(
   const fd = openForRead(ledgerPath);
   if (fd === undefined) return null;
   try {
-    const fromIndex = options.forceScan ? undefined : indexCandidates(fd, ledgerPath, sessionId, 'activity');
-    const candidates = fromIndex ?? scanCandidates(fd, sessionId, 0, fstatSync(fd).size);
-    for (let i = candidates.length - 1; i >= 0; i--) {
-      const c = candidates[i]!;
-      if (c.kind !== 'activity') continue;
-      try {
-        const rec = loadEntry(fd, sessionId, c);
-        if (typeof rec.at === 'string') {
-          return { seq: c.seq, state: rec.state as ActivityEvidence['state'], at: rec.at };
+    return onFile(ledgerPath, 'read', () => {
+      if (!options.forceScan) {
+        const a = activityFromIndex(fd, ledgerPath, sessionId);
+        if (a !== undefined) {
+          options.onPath?.('index');
+          return a;
         }
-      } catch (e) {
-        if (!(e instanceof StaleIndex)) throw e;
-        return readLatestActivity(ledgerPath, sessionId, { ...options, forceScan: true });
       }
-    }
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Every session's latest boundary evidence (full scan; for `status` without `--session`).
- * Sessions are returned in the order their latest boundary appeared.
- */
-export function readAllLatestBoundaries(ledgerPath: string): BoundaryEvidence[] {
-  const fd = openForRead(ledgerPath);
-  if (fd === undefined) return [];
-  try {
-    const sessions = new Map<string, BoundarySelector<Handle>>();
-    forEachLine(fd, (line) => {
-      if (!line.complete) return;
-      const rec = parseLine(line.text);
-      if (!rec) return;
-      const e = entryOf(rec, line.offset, line.length);
-      if (!e) return;
-      let sel = sessions.get(e.sessionId);
-      if (!sel) {
-        sel = new BoundarySelector<Handle>();
-        sessions.set(e.sessionId, sel);
+      const candidates = scanCandidates(fd, sessionId, 0, fstatSync(fd).size);
+      options.onPath?.('scan');
+      for (let i = candidates.length - 1; i >= 0; i--) {
+        const c = candidates[i]!;
+        if (c.kind !== 'activity') continue;
+        const a = activityOf(fd, sessionId, c);
+        if (a) return a;
       }
-      sel.feed({ seq: e.entry.seq, kind: e.entry.kind, tag: e.entry.tag, item: { rec } });
+      return null;
     });
-    const out: BoundaryEvidence[] = [];
-    for (const [sessionId, sel] of sessions) {
-      const ev = buildEvidence(sessionId, sel, (c) => loadEntry(fd, sessionId, c));
-      if (ev) out.push(ev);
-    }
-    return out.sort((a, b) => firstSeq(a) - firstSeq(b));
   } finally {
     closeSync(fd);
   }
@@ -253,4 +341,61 @@ function firstSeq(e: BoundaryEvidence): number {
     ),
     Number.MAX_SAFE_INTEGER,
   );
+}
+
+function allFromScan(fd: number): BoundaryEvidence[] {
+  const out: BoundaryEvidence[] = [];
+  for (const [sessionId, candidates] of scanAllCandidates(fd, 0, fstatSync(fd).size)) {
+    const ev = evidenceFrom(fd, sessionId, candidates);
+    if (ev) out.push(ev);
+  }
+  return out;
+}
+
+/** Every session's evidence from the index, or undefined when the index cannot be used. */
+function allFromIndex(fd: number, ledgerPath: string): BoundaryEvidence[] | undefined {
+  const { indexDir } = sidecarPaths(ledgerPath);
+  const covered = readCovered(indexDir);
+  if (!covered) return undefined;
+  const reads = new Map<string, SessionIndexRead>();
+  for (const sessionId of readSessions(indexDir))
+    reads.set(sessionId, readSessionIndex(indexDir, sessionId, covered));
+  const size = sizeOf(fd, ledgerPath);
+  if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
+  const tails = scanAllCandidates(fd, covered.end, size);
+  const out: BoundaryEvidence[] = [];
+  try {
+    for (const sessionId of new Set([...reads.keys(), ...tails.keys()])) {
+      // A session first seen in the tail has no index lines yet: everything it has is in the tail.
+      const read = reads.get(sessionId) ?? { opened: undefined, entries: [] };
+      const candidates = sessionCandidates(indexDir, sessionId, read, tails.get(sessionId) ?? [], size);
+      if (!candidates) return undefined;
+      const ev = evidenceFrom(fd, sessionId, candidates);
+      if (ev) out.push(ev);
+    }
+  } catch (e) {
+    if (e instanceof StaleIndex) return undefined;
+    throw e;
+  }
+  return out;
+}
+
+/**
+ * Every session's latest boundary evidence (for `status` without `--session`), from the index:
+ * the cost grows with the number of sessions, not with the ledger. Sessions are returned in the
+ * order their latest boundary appeared.
+ */
+export function readAllLatestBoundaries(ledgerPath: string, options: LatestOptions = {}): BoundaryEvidence[] {
+  const fd = openForRead(ledgerPath);
+  if (fd === undefined) return [];
+  try {
+    return onFile(ledgerPath, 'read', () => {
+      let out = options.forceScan ? undefined : allFromIndex(fd, ledgerPath);
+      options.onPath?.(out ? 'index' : 'scan');
+      out ??= allFromScan(fd);
+      return out.sort((a, b) => firstSeq(a) - firstSeq(b));
+    });
+  } finally {
+    closeSync(fd);
+  }
 }

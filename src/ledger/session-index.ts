@@ -1,6 +1,7 @@
 /**
  * The per-session index: a rebuildable cache beside the ledger that makes reading one session's
- * latest boundary cost the same with 1 000 or 100 000 records in the ledger.
+ * latest boundary, and every session's, cost the same with 1 000 or 1 000 000 records in the
+ * ledger.
  *
  * Layout of `<ledger>.index/` (0700, files 0600):
  * - `s-<h>.idx`: one entry per evidence record of the session(s) whose id hashes to `<h>`
@@ -8,8 +9,15 @@
  *   <kind> <boundaryId>;`. Entries start with a newline and end with `;`, so an entry torn by a
  *   crash is recognizable and cannot damage the next one.
  * - `a-<h>.idx`: the same for activity records, read from the end (only the latest matters).
- * - `covered`: fixed-width `v1 <bootId> <ledger inode> <seq> <end offset> <hash prefix>`: the last
- *   record whose entries are written. Written in place after the entries.
+ * - `b-<h>.idx`: one line per boundary a session opened (the first record with a boundary id new
+ *   to the session): `\n<seq> <boundaryId> <sessionId>;`. Its last line for a session names the
+ *   session's latest boundary and where it starts, so a reader needs only the entries from there
+ *   on, read backwards from the end of `s-<h>.idx`.
+ * - `sessions`: `\n<sessionId>;` once per session that has a boundary (for `status` over every
+ *   session without reading the ledger).
+ * - `covered`: fixed-width `v2 <bootId> <ledger inode> <seq> <end offset> <hash prefix>`: the last
+ *   record whose entries are written. Written in place after the entries. An index of an earlier
+ *   format (`v1`, without `b-` files) is not trusted and is rebuilt by the next writer.
  *
  * Nothing here is trusted blindly. A writer (under the lock) indexes any records past `covered`
  * before appending (a process killed between its append and its index update), and rebuilds the
@@ -34,6 +42,7 @@ import {
 } from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
+import { assertRealDir, fileError, openNoFollow, readSideFile } from './files.js';
 import { forEachLine } from './scan.js';
 import { lastNewlineBefore } from './tail.js';
 import { DIR_MODE, FILE_MODE } from './types.js';
@@ -74,8 +83,25 @@ export interface Covered extends CoveredPoint {
 }
 
 const COVERED_FILE = 'covered';
+const SESSIONS_FILE = 'sessions';
+const COVERED_VERSION = 'v2';
 const ENTRY_RE =
   /^(\d+) (\d+) (\d+) (pre|post|approval|boundary|missing_pre|missing_post|classification|activity) (\S+);$/;
+const BOUNDARY_LINE_RE = /^(\d+) (\S+) (\S+);$/;
+const SESSION_LINE_RE = /^(\S+);$/;
+// Ids written into index lines: no white space (the separator) and no `;` (the terminator). Ids
+// that fit the ledger's schema always pass; a hand-edited record with another id is not indexed
+// (and neither the index nor a scan uses it, so both answer the same).
+const INDEX_TOKEN = /^[^\s;]{1,256}$/;
+// Kinds that open or belong to a boundary.
+const BOUNDARY_KINDS: ReadonlySet<EntryKind> = new Set([
+  'pre',
+  'post',
+  'boundary',
+  'missing_pre',
+  'missing_post',
+]);
+const INDEX_FILE_RE = /^[sab]-[0-9a-f]{16}\.idx$/;
 
 let cachedBoot: string | undefined;
 /**
@@ -104,9 +130,19 @@ export function sessionFileKey(sessionId: string): string {
   return fnv.toString(16).padStart(8, '0') + djb.toString(16).padStart(8, '0');
 }
 
+/** Which file of a session: its evidence entries, its activity entries, or its boundaries. */
+export type IndexFamily = 'evidence' | 'activity' | 'boundaries';
+
+const FAMILY_PREFIX: Record<IndexFamily, string> = { evidence: 's', activity: 'a', boundaries: 'b' };
+
 /** The index file holding a session's entries of one family. */
-export function indexFile(indexDir: string, family: 'evidence' | 'activity', sessionId: string): string {
-  return join(indexDir, `${family === 'evidence' ? 's' : 'a'}-${sessionFileKey(sessionId)}.idx`);
+export function indexFile(indexDir: string, family: IndexFamily, sessionId: string): string {
+  return join(indexDir, `${FAMILY_PREFIX[family]}-${sessionFileKey(sessionId)}.idx`);
+}
+
+/** True for the kinds of record that open or belong to a boundary (not approvals, receipts or activity). */
+export function isBoundaryKind(kind: EntryKind): boolean {
+  return BOUNDARY_KINDS.has(kind);
 }
 
 /** The index kind of a parsed record, or undefined for a record without a session. */
@@ -117,9 +153,12 @@ export function entryOf(
 ): { sessionId: string; entry: IndexEntry } | undefined {
   const sessionId = rec.sessionId;
   const seq = rec.seq;
-  if (typeof sessionId !== 'string' || typeof seq !== 'number') return undefined;
+  if (typeof sessionId !== 'string' || typeof seq !== 'number' || !INDEX_TOKEN.test(sessionId)) {
+    return undefined;
+  }
   let kind: EntryKind;
   let tag = typeof rec.boundaryId === 'string' ? rec.boundaryId : '-';
+  if (!INDEX_TOKEN.test(tag)) return undefined;
   switch (rec.type) {
     case 'snapshot':
       kind = rec.phase === 'post' ? 'post' : 'pre';
@@ -150,32 +189,137 @@ function formatEntry(e: IndexEntry): string {
   return `\n${e.seq} ${e.offset} ${e.length} ${e.kind} ${e.tag};`;
 }
 
+function parseEntry(line: string): IndexEntry | undefined {
+  const m = ENTRY_RE.exec(line);
+  if (!m) return undefined;
+  return {
+    seq: Number(m[1]),
+    offset: Number(m[2]),
+    length: Number(m[3]),
+    kind: m[4] as EntryKind,
+    tag: m[5]!,
+  };
+}
+
 /** Parses index file text; torn or foreign lines are skipped. */
 export function parseEntries(text: string): IndexEntry[] {
   const out: IndexEntry[] = [];
   for (const line of text.split('\n')) {
-    const m = ENTRY_RE.exec(line);
-    if (!m) continue;
-    out.push({
-      seq: Number(m[1]),
-      offset: Number(m[2]),
-      length: Number(m[3]),
-      kind: m[4] as EntryKind,
-      tag: m[5]!,
-    });
+    const e = parseEntry(line);
+    if (e) out.push(e);
   }
   return out;
 }
 
-/** Reads `covered`, or undefined when it is missing or malformed. */
-export function readCovered(indexDir: string): Covered | undefined {
-  let text: string;
+const BACK_CHUNK = 16 * 1024;
+
+/**
+ * Calls `onLine` for every line of the index file `file`, last first, reading backwards in
+ * chunks. Return `false` to stop. A missing file has no lines.
+ */
+export function forEachLineBackward(file: string, onLine: (line: string) => unknown): void {
+  let fd: number;
   try {
-    text = readFileSync(join(indexDir, COVERED_FILE), 'latin1');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw fileError(file, 'open', e);
+  }
+  try {
+    let pos = fstatSync(fd).size;
+    let carry = '';
+    const buf = Buffer.allocUnsafe(BACK_CHUNK);
+    while (pos > 0) {
+      const start = Math.max(0, pos - BACK_CHUNK);
+      const n = readSync(fd, buf, 0, pos - start, start);
+      pos = start;
+      const lines = (buf.toString('latin1', 0, n) + carry).split('\n');
+      // The first piece may be the end of a line that starts in the previous chunk.
+      carry = pos > 0 ? lines.shift()! : '';
+      for (let i = lines.length - 1; i >= 0; i--) if (onLine(lines[i]!) === false) return;
+    }
+    if (carry !== '') onLine(carry);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The entries of an index file with a seq of at least `minSeq`, in seq order, read from the end.
+ * Entries are appended in seq order (a writer catching up after a crash may repeat some, which
+ * are merged here), so the read stops at the first entry below `minSeq`.
+ */
+export function readEntriesFrom(file: string, minSeq: number): IndexEntry[] {
+  const bySeq = new Map<number, IndexEntry>();
+  forEachLineBackward(file, (line) => {
+    const e = parseEntry(line);
+    if (!e) return;
+    if (e.seq < minSeq) return false;
+    if (!bySeq.has(e.seq)) bySeq.set(e.seq, e);
+  });
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+}
+
+/** The last entry of an index file (the highest seq), or undefined when it has none. */
+export function readLastEntry(file: string): IndexEntry | undefined {
+  let last: IndexEntry | undefined;
+  forEachLineBackward(file, (line) => {
+    last = parseEntry(line);
+    return last === undefined;
+  });
+  return last;
+}
+
+/** A boundary a session opened: the seq of its first record and its id. */
+export interface OpenedBoundary {
+  seq: number;
+  boundaryId: string;
+}
+
+/** The latest boundary `sessionId` opened, from its `b-` file, or undefined when none is indexed. */
+export function readLastBoundary(indexDir: string, sessionId: string): OpenedBoundary | undefined {
+  let found: OpenedBoundary | undefined;
+  forEachLineBackward(indexFile(indexDir, 'boundaries', sessionId), (line) => {
+    const m = BOUNDARY_LINE_RE.exec(line);
+    if (m && m[3] === sessionId) {
+      found = { seq: Number(m[1]), boundaryId: m[2]! };
+      return false;
+    }
+  });
+  return found;
+}
+
+/** Every boundary id `sessionId` opened, from its `b-` file. */
+export function readBoundaryIds(indexDir: string, sessionId: string): Set<string> {
+  const out = new Set<string>();
+  forEachLineBackward(indexFile(indexDir, 'boundaries', sessionId), (line) => {
+    const m = BOUNDARY_LINE_RE.exec(line);
+    if (m && m[3] === sessionId) out.add(m[2]!);
+  });
+  return out;
+}
+
+/** The sessions that have a boundary, in the order they first had one. */
+export function readSessions(indexDir: string): string[] {
+  const text = readSideFile(join(indexDir, SESSIONS_FILE)) ?? '';
+  const out = new Set<string>();
+  for (const line of text.split('\n')) {
+    const m = SESSION_LINE_RE.exec(line);
+    if (m) out.add(m[1]!);
+  }
+  return [...out];
+}
+
+/** Reads `covered`, or undefined when it is missing, malformed or of an earlier format. */
+export function readCovered(indexDir: string): Covered | undefined {
+  let text: string | undefined;
+  try {
+    text = readSideFile(join(indexDir, COVERED_FILE));
   } catch {
     return undefined;
   }
-  const m = /^v1 +(\S+) +(\d+) +(\d+) +(\d+) +([0-9a-f]{16})\n/.exec(text);
+  if (text === undefined) return undefined;
+  const m = /^v2 +(\S+) +(\d+) +(\d+) +(\d+) +([0-9a-f]{16})\n/.exec(text);
   if (!m) return undefined;
   return { boot: m[1]!, ino: m[2]!, seq: Number(m[3]), end: Number(m[4]), hashPrefix: m[5]! };
 }
@@ -216,7 +360,11 @@ export function coveredMatches(c: Covered | undefined, fd: number, ino: string, 
  */
 export class SessionIndexWriter {
   readonly indexDir: string;
-  private _pending = new Map<string, string>();
+  private readonly _pending = new Map<string, string>();
+  private readonly _pendingBoundaries = new Map<string, string>();
+  private _sessionsText = '';
+  // Per session: its latest boundary and, once needed, every boundary it opened.
+  private readonly _boundaries = new Map<string, { last: string | undefined; seen?: Set<string> }>();
 
   constructor(indexDir: string) {
     this.indexDir = indexDir;
@@ -245,6 +393,7 @@ export class SessionIndexWriter {
     ) {
       return 'current';
     }
+    assertRealDir(this.indexDir);
     mkdirSync(this.indexDir, { recursive: true, mode: DIR_MODE });
     if (coveredMatches(c, fd, ino, size)) {
       if (c.end === size) return 'current';
@@ -258,8 +407,9 @@ export class SessionIndexWriter {
       // Absent already.
     }
     for (const name of readdirSync(this.indexDir)) {
-      if (/^[sa]-[0-9a-f]{16}\.idx$/.test(name)) unlinkSync(join(this.indexDir, name));
+      if (INDEX_FILE_RE.test(name) || name === SESSIONS_FILE) unlinkSync(join(this.indexDir, name));
     }
+    this._boundaries.clear();
     this._indexRange(fd, 0, size, ino);
     return 'rebuilt';
   }
@@ -287,21 +437,56 @@ export class SessionIndexWriter {
     this.commit(ino, last);
   }
 
-  /** Queues the entry of one record written at `offset`. */
-  add(rec: Record<string, unknown>, offset: number, length: number): void {
-    const e = entryOf(rec, offset, length);
-    if (!e) return;
-    const file = indexFile(this.indexDir, e.entry.kind === 'activity' ? 'activity' : 'evidence', e.sessionId);
-    this._pending.set(file, (this._pending.get(file) ?? '') + formatEntry(e.entry));
+  private _queue(file: string, text: string, into = this._pending): void {
+    into.set(file, (into.get(file) ?? '') + text);
   }
 
   /**
-   * Writes queued entries, then `covered` (after them, so `covered` never claims an entry that is
-   * not written). No fsync: across a reboot the index is rebuilt from the fsynced ledger.
+   * Notes the boundary a record belongs to; a boundary id new to the session gets a `b-` line
+   * (and a session new to the index a `sessions` line). Usually one backwards read of the last
+   * line of the session's `b-` file; the whole file only for a record whose boundary is not the
+   * session's latest (a late record for an older one, or a new boundary).
+   */
+  private _noteBoundary(sessionId: string, entry: IndexEntry): void {
+    let st = this._boundaries.get(sessionId);
+    if (!st) {
+      st = { last: readLastBoundary(this.indexDir, sessionId)?.boundaryId };
+      this._boundaries.set(sessionId, st);
+    }
+    if (st.last === entry.tag) return;
+    st.seen ??= st.last === undefined ? new Set() : readBoundaryIds(this.indexDir, sessionId);
+    if (st.seen.has(entry.tag)) return;
+    if (st.seen.size === 0) this._sessionsText += `\n${sessionId};`;
+    st.seen.add(entry.tag);
+    st.last = entry.tag;
+    this._queue(
+      indexFile(this.indexDir, 'boundaries', sessionId),
+      `\n${entry.seq} ${entry.tag} ${sessionId};`,
+      this._pendingBoundaries,
+    );
+  }
+
+  /** Queues the entries of one record written at `offset`. */
+  add(rec: Record<string, unknown>, offset: number, length: number): void {
+    const e = entryOf(rec, offset, length);
+    if (!e) return;
+    if (isBoundaryKind(e.entry.kind)) this._noteBoundary(e.sessionId, e.entry);
+    this._queue(
+      indexFile(this.indexDir, e.entry.kind === 'activity' ? 'activity' : 'evidence', e.sessionId),
+      formatEntry(e.entry),
+    );
+  }
+
+  /**
+   * Writes queued lines (boundaries and sessions first, then entries), then `covered` (after them,
+   * so `covered` never claims a line that is not written). No fsync: across a reboot the index is
+   * rebuilt from the fsynced ledger.
    */
   commit(ino: string, last: CoveredPoint): void {
-    for (const [file, text] of this._pending) {
-      const fd = openSync(file, 'a', FILE_MODE);
+    const files = [...this._pendingBoundaries, ...this._pending];
+    if (this._sessionsText) files.unshift([join(this.indexDir, SESSIONS_FILE), this._sessionsText]);
+    for (const [file, text] of files) {
+      const fd = openNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, FILE_MODE);
       try {
         writeSync(fd, text);
       } finally {
@@ -309,9 +494,15 @@ export class SessionIndexWriter {
       }
     }
     this._pending.clear();
+    this._pendingBoundaries.clear();
+    this._sessionsText = '';
     // Fixed width, written in place without truncating: a reader never sees an empty file.
-    const text = `v1 ${bootId().padEnd(40)} ${ino.padStart(20)} ${String(last.seq).padStart(16)} ${String(last.end).padStart(16)} ${last.hashPrefix}\n`;
-    const fd = openSync(join(this.indexDir, COVERED_FILE), constants.O_WRONLY | constants.O_CREAT, FILE_MODE);
+    const text = `${COVERED_VERSION} ${bootId().padEnd(40)} ${ino.padStart(20)} ${String(last.seq).padStart(16)} ${String(last.end).padStart(16)} ${last.hashPrefix}\n`;
+    const fd = openNoFollow(
+      join(this.indexDir, COVERED_FILE),
+      constants.O_WRONLY | constants.O_CREAT,
+      FILE_MODE,
+    );
     try {
       writeSync(fd, text, 0);
     } finally {

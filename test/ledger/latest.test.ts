@@ -2,7 +2,7 @@
  * The latest-boundary read: which boundary is the latest, that the index answers the same as a
  * full scan, and that a stale, lost or foreign index is caught (scan) and rebuilt.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { classify } from '../../src/classify/classify.js';
@@ -258,6 +258,103 @@ describe('readLatestBoundary', () => {
     }
   });
 
+  it('answers every session from the index exactly what a full scan answers, late records and tails included', async () => {
+    const l = Ledger.open(ledgerPath);
+    const batch: NewRecord[] = [];
+    for (let i = 0; i < 540; i++) {
+      // Each session goes through every kind of record, six records per boundary.
+      const s = `s${i % 9}`;
+      const b = `b${Math.floor(i / 54)}`;
+      const r = Math.floor(i / 9) % 6;
+      if (r === 0) batch.push(snap(s, b, 'pre', { scope: i, target: i + 1, acceptance_test: i + 2 }, i % 60));
+      else if (r === 1) batch.push(snap(s, b, 'post', { scope: i, target: i + 1 }, (i + 1) % 60));
+      // A late record for the session's previous boundary.
+      else if (r === 2) batch.push(snap(s, `b${Math.max(0, Math.floor(i / 54) - 1)}`, 'post', { scope: i }, 3));
+      else if (r === 3)
+        batch.push({
+          type: 'approval',
+          sessionId: s,
+          decision: 'scope',
+          fromDigest: d(i - 3),
+          toDigest: d(i),
+          approvalRef: `R${i}`,
+          approvedBy: 'bob',
+          approvedAt: t(i % 60),
+        });
+      else if (r === 4) batch.push({ type: 'boundary', sessionId: s, boundaryId: b, compactedAt: t(i % 60) });
+      else batch.push({ type: 'activity', sessionId: s, state: 'idle', at: t(i % 60) });
+      if (batch.length === 40) await l.appendBatch(batch.splice(0));
+    }
+    await l.close();
+    const read = (forceScan: boolean) => {
+      let path: ReadPath | undefined;
+      const all = readAllLatestBoundaries(ledgerPath, { forceScan, onPath: (p) => (path = p) });
+      return { all, path };
+    };
+    const scan = read(true);
+    expect(scan.path).toBe('scan');
+    expect(scan.all).toHaveLength(9);
+    expect(read(false)).toEqual({ all: scan.all, path: 'index' });
+    for (const ev of scan.all) expect(readWith(ev.sessionId).ev).toEqual(ev);
+
+    // Records after `covered` (a writer killed before its index update): a new boundary of an
+    // indexed session, a late record for an old one, and a session the index has never seen.
+    const idx = sidecarPaths(ledgerPath).indexDir;
+    const backup = `${idx}.backup`;
+    cpSync(idx, backup, { recursive: true });
+    const more = Ledger.open(ledgerPath);
+    await more.appendBatch([
+      snap('s1', 'b-new', 'pre', { scope: 1, target: 2, acceptance_test: 3 }, 5),
+      snap('s2', 'b0', 'post', { scope: 1 }, 6),
+      snap('fresh', 'f1', 'pre', { scope: 1, target: 2, acceptance_test: 3 }, 7),
+    ]);
+    await more.close();
+    rmSync(idx, { recursive: true });
+    renameSync(backup, idx);
+    const after = read(true);
+    expect(after.all).toHaveLength(10);
+    expect(after.all.find((e) => e.sessionId === 's1')?.boundaryId).toBe('b-new');
+    expect(read(false)).toEqual({ all: after.all, path: 'index' });
+    for (const ev of after.all) expect(readWith(ev.sessionId)).toEqual({ ev, path: 'index' });
+  });
+
+  it("reads a session's latest boundary without the index entries of its earlier boundaries", async () => {
+    const l = Ledger.open(ledgerPath);
+    for (let b = 0; b < 20; b++) {
+      await l.appendBatch([
+        snap('s', `b${b}`, 'pre', { scope: b, target: 1, acceptance_test: 2 }, b),
+        snap('s', `b${b}`, 'post', { scope: b, target: 1, acceptance_test: 2 }, b + 1),
+      ]);
+    }
+    await l.close();
+    const expected = readWith('s', { forceScan: true }).ev;
+    expect(expected?.boundaryId).toBe('b19');
+    // Keep only the entries of the latest boundary: the answer and the path do not change.
+    const idx = sidecarPaths(ledgerPath).indexDir;
+    const { readdirSync } = await import('node:fs');
+    const f = join(idx, readdirSync(idx).find((x) => x.startsWith('s-'))!);
+    writeFileSync(f, readFileSync(f, 'utf8').split('\n').slice(-2).map((e) => `\n${e}`).join(''));
+    expect(readWith('s')).toEqual({ ev: expected, path: 'index' });
+    expect(readAllLatestBoundaries(ledgerPath)).toEqual([expected]);
+  });
+
+  it('rebuilds an index of the earlier format (no boundary files) and scans until then', async () => {
+    const l = Ledger.open(ledgerPath);
+    await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
+    await l.close();
+    const idx = sidecarPaths(ledgerPath).indexDir;
+    const { readdirSync } = await import('node:fs');
+    // What the previous release left: `covered` v1, and no b- files or sessions list.
+    const covered = join(idx, 'covered');
+    writeFileSync(covered, readFileSync(covered, 'latin1').replace(/^v2/, 'v1'));
+    for (const f of readdirSync(idx)) if (f.startsWith('b-') || f === 'sessions') rmSync(join(idx, f));
+    expect(readWith('s').path).toBe('scan');
+    await Ledger.open(ledgerPath).close();
+    expect(readFileSync(covered, 'latin1')).toMatch(/^v2 /);
+    expect(readdirSync(idx).some((f) => f.startsWith('b-'))).toBe(true);
+    expect(readWith('s')).toMatchObject({ path: 'index', ev: { boundaryId: 'b1' } });
+  });
+
   it('catches records appended after the index (a writer killed before its index update)', async () => {
     const l = Ledger.open(ledgerPath);
     await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
@@ -282,7 +379,7 @@ describe('readLatestBoundary', () => {
     await l.append(snap('s', 'b1', 'pre', { scope: 1 }, 0));
     await l.close();
     const covered = join(sidecarPaths(ledgerPath).indexDir, 'covered');
-    writeFileSync(covered, readFileSync(covered, 'latin1').replace(/^v1 \S+/, 'v1 another-boot'));
+    writeFileSync(covered, readFileSync(covered, 'latin1').replace(/^(v\d+) \S+/, '$1 another-boot'));
     expect(readWith('s').path).toBe('scan');
     await Ledger.open(ledgerPath).close();
     expect(readWith('s').path).toBe('index');
