@@ -1,7 +1,7 @@
 /**
  * The write path, under the lock: repair a torn tail, catch the index up, chain and seal the new
- * records, write them with one `write`, fsync, then index them. Records arrive validated (see
- * `ledger.ts`); this module only adds `v`, `seq`, `prev` and `hash`.
+ * records, write them with one `write`, fsync, then move the head file and index them. Records
+ * arrive validated (see `ledger.ts`); this module only adds `v`, `seq`, `prev` and `hash`.
  *
  * Crash safety, step by step:
  * - The lock is held from reading the tail to the index update, so two writers never chain to
@@ -10,12 +10,17 @@
  *   disk) is cut back to the old end before the error is raised, so nothing partial stays.
  * - `fsync` returns before the caller hears "done": a record reported appended survives kill -9
  *   and power loss.
+ * - The head file (`head.ts`) is written after the fsync, so it is never ahead of the ledger. A
+ *   seq is never given twice: the next seq follows both the last record and the head, so records
+ *   removed from the end leave a gap that `verify` reports even after new appends.
  * - The index is a cache written after the fsync; a crash before it is repaired by the next writer.
  *
  * Imports only node built-ins and lean local modules (no zod).
  */
 import { fstatSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
 import { type ChainKey, chainSchemeOf, sealRecord } from './chain.js';
+import { fileError, onFile } from './files.js';
+import { type HeadState, headState, readHead, writeHead } from './head.js';
 import { hashPrefixOf, inodeOf, SessionIndexWriter } from './session-index.js';
 import { type Quarantined, readTail, type Tail } from './tail.js';
 import { LEDGER_FORMAT_VERSION, MAX_RECORD_BYTES } from './types.js';
@@ -50,6 +55,7 @@ export interface WriteTarget {
   fd: number;
   quarantinePath: string;
   indexDir: string;
+  headPath: string;
   chainKey: ChainKey | undefined;
 }
 
@@ -60,16 +66,28 @@ export interface WriteResult<T> {
 }
 
 /**
- * Repairs the tail and brings the index up to date. Call under the lock. Index failures never
- * fail the caller: the index is a cache and readers fall back to a scan.
+ * Repairs the tail, reads the head and brings the index up to date. Call under the lock. Index
+ * failures never fail the caller: the index is a cache and readers fall back to a scan.
  */
 export function prepareLocked(target: WriteTarget): {
   tail: Tail;
   quarantined?: Quarantined;
+  /** How the head file relates to the tail (after writing one for a ledger that had none). */
+  head: HeadState;
+  /** The seq the next record gets: after the last record and after the head. */
+  nextSeq: number;
   /** False when the index could not be brought up to date; it must then not be extended. */
   indexReady: boolean;
 } {
-  const r = readTail(target.fd, target.path, target.quarantinePath);
+  const r = onFile(target.path, 'read', () => readTail(target.fd, target.path, target.quarantinePath));
+  const read = readHead(target.headPath);
+  let head = headState(read, target.fd, r.tail.size, r.tail);
+  if (head === 'absent' && r.tail.hash !== null) {
+    // A ledger from before the head file: trust its last record from now on.
+    writeHead(target.headPath, { seq: r.tail.seq, end: r.tail.size, hash: r.tail.hash });
+    head = 'current';
+  }
+  const nextSeq = Math.max(r.tail.seq, read.kind === 'head' ? read.head.seq : 0) + 1;
   let indexReady = false;
   try {
     new SessionIndexWriter(target.indexDir).prepare(target.fd, r.tail);
@@ -77,12 +95,12 @@ export function prepareLocked(target: WriteTarget): {
   } catch {
     // Unwritable index: appends still work; readers scan.
   }
-  return { ...r, indexReady };
+  return { ...r, head, nextSeq, indexReady };
 }
 
 /** Chains, writes and fsyncs `bodies` (validated records without chain fields). Call under the lock. */
 export function writeLocked<T extends object>(target: WriteTarget, bodies: readonly T[]): WriteResult<T> {
-  const { tail, quarantined, indexReady } = prepareLocked(target);
+  const { tail, quarantined, indexReady, head, nextSeq } = prepareLocked(target);
   const scheme = chainSchemeOf(target.chainKey);
   if (tail.scheme !== undefined && tail.scheme !== scheme) {
     throw new ChainSchemeError(target.path, tail.scheme, scheme);
@@ -90,7 +108,7 @@ export function writeLocked<T extends object>(target: WriteTarget, bodies: reado
   const stored: WriteResult<T>['stored'] = [];
   const lines: string[] = [];
   const spans: Array<[number, number]> = [];
-  let seq = tail.seq;
+  let seq = nextSeq - 1;
   let prev = tail.hash;
   let offset = tail.size;
   for (const body of bodies) {
@@ -120,7 +138,15 @@ export function writeLocked<T extends object>(target: WriteTarget, bodies: reado
     } catch {
       // The next open quarantines whatever is left.
     }
-    throw e;
+    throw fileError(target.path, 'append', e);
+  }
+  // A head that no longer matches the ledger stays where it is: it is the evidence.
+  if (head !== 'mismatch') {
+    try {
+      writeHead(target.headPath, { seq, end: offset, hash: prev as string });
+    } catch {
+      // The records are stored; the head stays behind, which the next writer repairs.
+    }
   }
   if (!indexReady) return { stored, ...(quarantined && { quarantined }) };
   try {

@@ -69,6 +69,7 @@ export class Ledger {
       fd,
       quarantinePath: side.quarantine,
       indexDir: side.indexDir,
+      headPath: side.head,
       chainKey: options.chainKey,
     };
     // Detect and quarantine a torn tail now, as the file is opened.

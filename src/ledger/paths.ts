@@ -40,6 +40,8 @@ export interface LedgerSidecars {
   lock: string;
   /** Torn tails moved aside on open: `<ledger>.quarantine`. */
   quarantine: string;
+  /** The last record appended (seq, end, hash), so a removed tail is caught: `<ledger>.head`. */
+  head: string;
   /** The per-session index (a rebuildable cache): `<ledger>.index/`. */
   indexDir: string;
 }
@@ -49,6 +51,7 @@ export function sidecarPaths(ledgerPath: string): LedgerSidecars {
   return {
     lock: `${ledgerPath}.lock`,
     quarantine: `${ledgerPath}.quarantine`,
+    head: `${ledgerPath}.head`,
     indexDir: `${ledgerPath}.index`,
   };
 }

@@ -43,8 +43,8 @@ import {
 import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { assertRealDir, fileError, openNoFollow, readSideFile } from './files.js';
+import { recordEndingAt } from './head.js';
 import { forEachLine } from './scan.js';
-import { lastNewlineBefore } from './tail.js';
 import { DIR_MODE, FILE_MODE } from './types.js';
 
 /** What an index entry points to. */
@@ -341,18 +341,10 @@ export function inodeOf(fd: number): string {
 export function coveredMatches(c: Covered | undefined, fd: number, ino: string, size: number): c is Covered {
   if (!c || c.boot !== bootId() || c.ino !== ino || c.end > size) return false;
   if (c.end === 0) return c.seq === 0;
-  const one = Buffer.alloc(1);
-  readSync(fd, one, 0, 1, c.end - 1);
-  if (one[0] !== 0x0a) return false;
-  const start = lastNewlineBefore(fd, c.end - 1) + 1;
-  const buf = Buffer.allocUnsafe(c.end - 1 - start);
-  readSync(fd, buf, 0, buf.length, start);
-  try {
-    const rec = JSON.parse(buf.toString('utf8')) as { seq?: unknown; hash?: unknown };
-    return rec.seq === c.seq && typeof rec.hash === 'string' && hashPrefixOf(rec.hash) === c.hashPrefix;
-  } catch {
-    return false;
-  }
+  const rec = recordEndingAt(fd, c.end, size);
+  return (
+    !!rec && rec.seq === c.seq && typeof rec.hash === 'string' && hashPrefixOf(rec.hash) === c.hashPrefix
+  );
 }
 
 /**

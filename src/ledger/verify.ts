@@ -7,24 +7,38 @@
  * the hash scheme is the ledger's (a change is a rewrite without the key: `edited`); the hash
  * matches the content (`edited`); `prev` is the previous record's hash (else the previous record
  * was edited and its hash recomputed: `edited` at that seq); the record fits its schema and the
- * leak guard (`invalid`). Finally, a ledger shorter than its own index claims is `removed` at the
- * tail.
+ * leak guard (`invalid`). The record the head file names must still carry the hash the head
+ * recorded (else `edited`: rewritten with its hash recomputed), and a ledger that ends before the
+ * head's seq (or before the last seq its own index saw) is `removed` at the tail. A head file that
+ * is not a head record is reported as `head`.
  *
  * Limits: without a chain key, whoever can write the file can rewrite every hash from the edited
- * record onward, and removing the last records leaves no trace once the index is deleted too.
- * With a chain key kept outside the agent's reach, neither is possible without the key.
+ * record onward (the head then shows the rewrite only if it was not rewritten too), and removing
+ * the last records leaves no trace when the head file is deleted or rewritten as well. With a
+ * chain key kept outside the agent's reach, records cannot be rewritten without the key; removing
+ * the tail together with the head stays undetectable (docs/ledger.md, Security).
  */
-import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync } from 'node:fs';
 import { type ChainKey, canonicalJson, chainSchemeOf, recordHash } from './chain.js';
+import { type LedgerFileError, onFile, openNoFollow } from './files.js';
 import { guardRecord } from './guard.js';
 import { hashScheme } from './hash-scheme.js';
+import { describeMismatch, type HeadRead, readHead } from './head.js';
 import { sidecarPaths } from './paths.js';
 import { StoredRecordSchema } from './records.js';
 import { forEachLine, type LedgerLine } from './scan.js';
 import { inodeOf, readCovered } from './session-index.js';
 
 /** Why a record failed verification. */
-export type VerifyWhy = 'edited' | 'removed' | 'reordered' | 'duplicated' | 'torn' | 'invalid' | 'unkeyed';
+export type VerifyWhy =
+  | 'edited'
+  | 'removed'
+  | 'reordered'
+  | 'duplicated'
+  | 'torn'
+  | 'invalid'
+  | 'unkeyed'
+  | 'head';
 
 /** Every {@link VerifyWhy}, for documentation and checks. */
 export const VERIFY_WHYS: readonly VerifyWhy[] = [
@@ -35,6 +49,7 @@ export const VERIFY_WHYS: readonly VerifyWhy[] = [
   'torn',
   'invalid',
   'unkeyed',
+  'head',
 ];
 
 /** The result of verifying a ledger. */
@@ -49,6 +64,12 @@ export type VerifyResult =
       scheme: string;
       /** How many torn tails were moved to the quarantine file over the ledger's life. */
       quarantined: number;
+      /**
+       * `checked`: the head file names a record the ledger holds, so no record was removed from
+       * the end since it was written. `absent`: no head file yet (a ledger written before it
+       * existed, until its next append), so a removed tail could not be checked.
+       */
+      head: 'checked' | 'absent';
       seq?: never;
       why?: never;
     }
@@ -84,7 +105,7 @@ function countQuarantined(ledgerPath: string): number {
   const q = sidecarPaths(ledgerPath).quarantine;
   if (!existsSync(q)) return 0;
   let n = 0;
-  const fd = openSync(q, 'r');
+  const fd = openNoFollow(q, constants.O_RDONLY);
   try {
     forEachLine(fd, (l) => {
       if (l.complete && l.text.length > 0) n++;
@@ -125,20 +146,26 @@ function seqAppearsAfter(fd: number, from: number, seq: number): boolean {
 export function verifyLedger(ledgerPath: string, options: VerifyOptions = {}): VerifyResult {
   let fd: number;
   try {
-    fd = openSync(ledgerPath, 'r');
+    fd = openNoFollow(ledgerPath, constants.O_RDONLY);
   } catch (e) {
-    throw new VerifyConfigError(
-      `ledger ${ledgerPath}: cannot open (${(e as NodeJS.ErrnoException).code ?? 'error'}); pass --ledger PATH or set CONTINUITY_LEDGER`,
-    );
+    if ((e as LedgerFileError).code === 'ENOENT') {
+      throw new VerifyConfigError(
+        `ledger ${ledgerPath}: no such file; pass --ledger PATH or set CONTINUITY_LEDGER`,
+      );
+    }
+    throw e;
   }
   try {
-    return verifyOpen(fd, ledgerPath, options.chainKey);
+    // The head first: it is written after the ledger, so it never names a record not yet there.
+    const head = readHead(sidecarPaths(ledgerPath).head);
+    return onFile(ledgerPath, 'read', () => verifyOpen(fd, ledgerPath, options.chainKey, head));
   } finally {
     closeSync(fd);
   }
 }
 
-function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined): VerifyResult {
+function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined, head: HeadRead): VerifyResult {
+  const headFile = sidecarPaths(ledgerPath).head;
   const configured = chainSchemeOf(key);
   let scheme: string | undefined;
   let expected = 1;
@@ -248,6 +275,13 @@ function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined): 
     if (leaks.length > 0) {
       return fail(seq, 'invalid', `${leaks[0]!.path}: ${leaks[0]!.message}`);
     }
+    if (head.kind === 'head' && seq === head.head.seq && rec.hash !== head.head.hash) {
+      return fail(
+        seq,
+        'edited',
+        `the record's hash is not the one ${headFile} recorded for seq ${seq}: the record was rewritten and its hash recomputed`,
+      );
+    }
     prevHash = rec.hash as string;
     expected++;
     return undefined;
@@ -255,6 +289,24 @@ function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined): 
   if (failure) return failure;
 
   const lastSeq = expected - 1;
+  if (head.kind === 'malformed') {
+    return {
+      ok: false,
+      seq: lastSeq,
+      why: 'head',
+      message: describeMismatch(headFile, head, { seq: lastSeq }),
+      line: lineNo,
+    };
+  }
+  if (head.kind === 'head' && head.head.seq > lastSeq) {
+    return {
+      ok: false,
+      seq: lastSeq + 1,
+      why: 'removed',
+      message: describeMismatch(headFile, head, { seq: lastSeq }),
+      line: lineNo + 1,
+    };
+  }
   const covered = readCovered(sidecarPaths(ledgerPath).indexDir);
   if (covered && covered.ino === inodeOf(fd) && covered.seq > lastSeq) {
     lineNo++;
@@ -272,5 +324,6 @@ function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined): 
     lastSeq,
     scheme: scheme ?? 'none',
     quarantined: countQuarantined(ledgerPath),
+    head: head.kind === 'head' ? 'checked' : 'absent',
   };
 }

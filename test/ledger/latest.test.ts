@@ -269,7 +269,8 @@ describe('readLatestBoundary', () => {
       if (r === 0) batch.push(snap(s, b, 'pre', { scope: i, target: i + 1, acceptance_test: i + 2 }, i % 60));
       else if (r === 1) batch.push(snap(s, b, 'post', { scope: i, target: i + 1 }, (i + 1) % 60));
       // A late record for the session's previous boundary.
-      else if (r === 2) batch.push(snap(s, `b${Math.max(0, Math.floor(i / 54) - 1)}`, 'post', { scope: i }, 3));
+      else if (r === 2)
+        batch.push(snap(s, `b${Math.max(0, Math.floor(i / 54) - 1)}`, 'post', { scope: i }, 3));
       else if (r === 3)
         batch.push({
           type: 'approval',
@@ -333,7 +334,14 @@ describe('readLatestBoundary', () => {
     const idx = sidecarPaths(ledgerPath).indexDir;
     const { readdirSync } = await import('node:fs');
     const f = join(idx, readdirSync(idx).find((x) => x.startsWith('s-'))!);
-    writeFileSync(f, readFileSync(f, 'utf8').split('\n').slice(-2).map((e) => `\n${e}`).join(''));
+    writeFileSync(
+      f,
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .slice(-2)
+        .map((e) => `\n${e}`)
+        .join(''),
+    );
     expect(readWith('s')).toEqual({ ev: expected, path: 'index' });
     expect(readAllLatestBoundaries(ledgerPath)).toEqual([expected]);
   });

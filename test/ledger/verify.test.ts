@@ -2,11 +2,12 @@
  * `verify` names the first bad seq and why: edited, removed, reordered, duplicated, torn; and an
  * HMAC chain cannot be rewritten with plain SHA-256 hashes.
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, createChainKey, recordHash } from '../../src/ledger/chain.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { sidecarPaths } from '../../src/ledger/paths.js';
 import type { NewRecord } from '../../src/ledger/records.js';
 import { VerifyConfigError, verifyLedger } from '../../src/ledger/verify.js';
 import { cleanEnv, runCli, tempDir } from './helpers.js';
@@ -59,6 +60,7 @@ describe('verifyLedger', () => {
       lastSeq: 10,
       scheme: 'sha256',
       quarantined: 0,
+      head: 'checked',
     });
   });
 
@@ -113,6 +115,93 @@ describe('verifyLedger', () => {
     const lines = await writeLedger(8);
     writeLines(lines.slice(0, 6));
     expect(verifyLedger(ledgerPath)).toMatchObject({ ok: false, seq: 7, why: 'removed' });
+  });
+
+  describe('removing the tail', () => {
+    it("catches the last line removed by writing a new file (sed -i '$d'), index deleted too", async () => {
+      const lines = await writeLedger(8);
+      // sed -i writes a new file and renames it over the ledger: another inode.
+      writeFileSync(
+        `${ledgerPath}.sed`,
+        lines
+          .slice(0, 7)
+          .map((l) => `${l}\n`)
+          .join(''),
+      );
+      renameSync(`${ledgerPath}.sed`, ledgerPath);
+      rmSync(sidecarPaths(ledgerPath).indexDir, { recursive: true });
+      const r = verifyLedger(ledgerPath);
+      expect(r).toMatchObject({ ok: false, seq: 8, why: 'removed' });
+      expect(r.ok === false && r.message).toContain('.head recorded seq 8');
+    });
+
+    it('catches an in-place truncate, and keeps catching it after the next append (no seq is reused)', async () => {
+      const lines = await writeLedger(8);
+      truncateSync(
+        ledgerPath,
+        Buffer.byteLength(
+          lines
+            .slice(0, 7)
+            .map((l) => `${l}\n`)
+            .join(''),
+        ),
+      );
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: false, seq: 8, why: 'removed' });
+      const l = Ledger.open(ledgerPath);
+      const next = await l.append(approval(20));
+      await l.close();
+      expect(next.seq).toBe(9);
+      expect(next.prev).toBe((JSON.parse(lines[6]!) as { hash: string }).hash);
+      const r = verifyLedger(ledgerPath);
+      expect(r).toMatchObject({ ok: false, seq: 8, why: 'removed', line: 8 });
+      expect(r.ok === false && r.message).toContain('seq 8 is missing');
+    });
+
+    it('catches a last record rewritten with its hash recomputed, through the head', async () => {
+      const lines = await writeLedger(5);
+      const rec = JSON.parse(lines[4]!) as Record<string, unknown>;
+      rec.approvedBy = 'mallory';
+      rec.hash = recordHash(rec, undefined);
+      lines[4] = canonicalJson(rec);
+      writeLines(lines);
+      const r = verifyLedger(ledgerPath);
+      expect(r).toMatchObject({ ok: false, seq: 5, why: 'edited' });
+      expect(r.ok === false && r.message).toContain('.head');
+    });
+
+    it('catches a ledger deleted and started again beside its head', async () => {
+      await writeLedger(4);
+      rmSync(ledgerPath);
+      const l = Ledger.open(ledgerPath);
+      expect((await l.append(approval(1))).seq).toBe(5);
+      await l.close();
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: false, seq: 1, why: 'removed' });
+    });
+
+    it('reports a head file that is not a head record (why: head)', async () => {
+      await writeLedger(3);
+      writeFileSync(sidecarPaths(ledgerPath).head, 'garbage\n');
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: false, why: 'head' });
+    });
+
+    it('verifies a ledger written before the head file existed, and checks its tail from the next open on', async () => {
+      await writeLedger(4);
+      rmSync(sidecarPaths(ledgerPath).head);
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: true, records: 4, head: 'absent' });
+      await Ledger.open(ledgerPath).close();
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: true, records: 4, head: 'checked' });
+      const lines = readLines();
+      writeLines(lines.slice(0, 3));
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: false, seq: 4, why: 'removed' });
+    });
+
+    it('cannot catch the tail removed together with the head and the index (the documented limit)', async () => {
+      const lines = await writeLedger(6);
+      writeLines(lines.slice(0, 5));
+      rmSync(sidecarPaths(ledgerPath).head);
+      rmSync(sidecarPaths(ledgerPath).indexDir, { recursive: true });
+      expect(verifyLedger(ledgerPath)).toMatchObject({ ok: true, records: 5, head: 'absent' });
+    });
   });
 
   it('reports a torn tail without repairing it (why: torn)', async () => {

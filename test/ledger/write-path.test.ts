@@ -58,6 +58,7 @@ describe('torn tail', () => {
       lastSeq: 4,
       scheme: 'sha256',
       quarantined: 1,
+      head: 'checked',
     });
   });
 

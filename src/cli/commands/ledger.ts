@@ -3,6 +3,7 @@
  * one-line summary when intact; exit 1 naming the first bad seq and why when not. See
  * docs/ledger.md.
  */
+import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { sidecarPaths } from '../../ledger/paths.js';
 import { verifyLedger } from '../../ledger/verify.js';
@@ -42,6 +43,10 @@ export function registerLedger(program: Command): void {
       result.quarantined > 0
         ? `; ${result.quarantined} torn tail${result.quarantined === 1 ? '' : 's'} quarantined earlier in ${sidecarPaths(path).quarantine}`
         : '';
-    process.stdout.write(`ledger ${path}: intact, ${range}, chain ${result.scheme}${q}\n`);
+    const head =
+      result.head === 'absent' && result.records > 0
+        ? `; no head file yet (${basename(sidecarPaths(path).head)}), so a removed tail cannot be checked until the next append writes one`
+        : '';
+    process.stdout.write(`ledger ${path}: intact, ${range}, chain ${result.scheme}${q}${head}\n`);
   });
 }
