@@ -10,17 +10,13 @@ export const RFC3339_UTC_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d
  * text is not one (wrong form, or a calendar date that does not exist such as 2026-02-30).
  */
 export function parseRfc3339Utc(text: string): bigint | undefined {
-  // This runs for every observation classified, so after the pattern test the fields are read
-  // from their fixed positions and the calendar is checked by arithmetic (no captures, no Date
-  // round trip).
-  if (!RFC3339_UTC_PATTERN.test(text)) return undefined;
+  if (!isRfc3339Utc(text)) return undefined;
   const y = digitsAt(text, 0, 4);
   const mo = digitsAt(text, 5, 2);
   const d = digitsAt(text, 8, 2);
   const h = digitsAt(text, 11, 2);
   const mi = digitsAt(text, 14, 2);
   const s = digitsAt(text, 17, 2);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) return undefined;
   let ms: number;
   if (y >= 100) {
     ms = Date.UTC(y, mo - 1, d, h, mi, s);
@@ -52,9 +48,24 @@ function daysInMonth(year: number, month: number): number {
   return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
 }
 
-/** True when `text` is a valid RFC 3339 UTC timestamp. */
+/** True when `text` is a valid RFC 3339 UTC timestamp (form and calendar). */
 export function isRfc3339Utc(text: string): boolean {
-  return parseRfc3339Utc(text) !== undefined;
+  // This runs for every timestamp validated and classified, so after the pattern test the fields
+  // are read from their fixed positions and the calendar is checked by arithmetic (no captures,
+  // no Date round trip).
+  if (!RFC3339_UTC_PATTERN.test(text)) return false;
+  const y = digitsAt(text, 0, 4);
+  const mo = digitsAt(text, 5, 2);
+  const d = digitsAt(text, 8, 2);
+  return (
+    mo >= 1 &&
+    mo <= 12 &&
+    d >= 1 &&
+    d <= daysInMonth(y, mo) &&
+    digitsAt(text, 11, 2) <= 23 &&
+    digitsAt(text, 14, 2) <= 59 &&
+    digitsAt(text, 17, 2) <= 59
+  );
 }
 
 /** Formats a clock reading (milliseconds since the epoch) as RFC 3339 UTC. */

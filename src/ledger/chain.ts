@@ -64,6 +64,64 @@ export function recordHash(record: Record<string, unknown>, key: ChainKey | unde
   return hashCanonical(canonicalJson(body), key);
 }
 
+/** True when every object in `v` has its keys in RFC 8785 order (UTF-16 code units, no repeats). */
+function keysInOrder(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return true;
+  if (Array.isArray(v)) return v.every(keysInOrder);
+  let prev: string | undefined;
+  for (const k of Object.keys(v)) {
+    if (prev !== undefined && !(prev < k)) return false;
+    if (!keysInOrder((v as Record<string, unknown>)[k])) return false;
+    prev = k;
+  }
+  return true;
+}
+
+/**
+ * For a record parsed from the line `text`: when `text` is the canonical JSON (RFC 8785) of the
+ * record, returns the canonical JSON of the record without `hash` (what its hash is computed
+ * over); otherwise undefined. `verify` calls it for every line.
+ *
+ * One pass of the native `JSON.stringify` instead of two of canonicalize: for a value parsed from
+ * JSON text whose objects all hold their keys in canonical order, and whose text has no `\u`
+ * escape (so no lone surrogate, which RFC 8785 forbids), canonicalize's output is exactly
+ * `JSON.stringify`'s, since canonicalize serializes every string and number with
+ * `JSON.stringify`. Anything else takes canonicalize itself, so the answer is the same.
+ */
+export function canonicalBodyOf(record: Record<string, unknown>, text: string): string | undefined {
+  if (!text.includes('\\u') && keysInOrder(record)) {
+    if (JSON.stringify(record) !== text) return undefined;
+    const cut = withoutHashMember(text, record.hash);
+    if (cut !== undefined) return cut;
+    const { hash: _ignored, ...body } = record;
+    return JSON.stringify(body);
+  }
+  try {
+    if (canonicalJson(record) !== text) return undefined;
+    const { hash: _ignored, ...body } = record;
+    return canonicalJson(body);
+  } catch {
+    return undefined; // a lone surrogate: not canonical JSON
+  }
+}
+
+/**
+ * The canonical text of a record without its `hash` member, cut from the canonical text of the
+ * whole record. The member is found by its text, `"hash":"<the hash>"`. Only a record that also
+ * holds that very text deeper inside could be cut at the wrong place, and such a record cannot
+ * carry a valid hash anyway (its hash would be an input of itself), so the verdict is the same.
+ */
+function withoutHashMember(text: string, hash: unknown): string | undefined {
+  if (typeof hash !== 'string') return undefined;
+  const member = `"hash":${JSON.stringify(hash)}`;
+  const at = text.indexOf(member);
+  if (at === -1) return undefined;
+  const end = at + member.length;
+  if (text[at - 1] === ',') return text.slice(0, at - 1) + text.slice(end);
+  if (text[end] === ',') return text.slice(0, at) + text.slice(end + 1);
+  return text.slice(0, at) + text.slice(end);
+}
+
 /**
  * Seals a record: adds `hash` and returns the line to write (canonical JSON of the whole record
  * and a newline) together with the hash. Each top-level value is canonicalized once: the hashed

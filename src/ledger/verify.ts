@@ -19,7 +19,7 @@
  * the tail together with the head stays undetectable (docs/ledger.md, Security).
  */
 import { closeSync, constants, existsSync, fstatSync } from 'node:fs';
-import { type ChainKey, canonicalJson, chainSchemeOf, recordHash } from './chain.js';
+import { type ChainKey, canonicalBodyOf, chainSchemeOf, hashCanonical } from './chain.js';
 import { type LedgerFileError, onFile, openNoFollow } from './files.js';
 import { guardRecord } from './guard.js';
 import { hashScheme } from './hash-scheme.js';
@@ -219,7 +219,8 @@ function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined, h
             `line ${lineNo} holds seq ${seq} where seq ${expected} was expected; ${seq - expected === 1 ? `seq ${expected} is` : `seqs ${expected}..${seq - 1} are`} missing`,
           );
     }
-    if (canonicalJson(rec) !== l.text) {
+    const body = canonicalBodyOf(rec, l.text);
+    if (body === undefined) {
       return fail(seq, 'edited', 'the line is not the canonical JSON of its record (changed by hand)');
     }
     const s = hashScheme(rec.hash);
@@ -250,7 +251,7 @@ function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined, h
         `the hash scheme changes from ${scheme} to ${s} (rewritten without the key)`,
       );
     }
-    if (recordHash(rec, key) !== rec.hash) {
+    if (hashCanonical(body, key) !== rec.hash) {
       return fail(seq, 'edited', 'the hash does not match the record (content changed)');
     }
     if (rec.prev !== prevHash) {

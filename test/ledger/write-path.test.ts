@@ -163,6 +163,10 @@ describe('leak guard', () => {
     ['a long random token', 'q8Zr2LmX0vT7kPa9Wc4Ne6Bf1Hy3Dj5S', 'high_entropy'],
     ['free text', 'keep the scope to the payments service', 'free_text'],
     ['a newline', 'a\nb', 'free_text'],
+    // As long as a digest, but not one: the digest shortcut must not wave it through.
+    ['a key the length of a digest', `sk-${'a1B2'.repeat(17)}`, 'secret'],
+    ['a Slack token', 'xoxb-1234567890-abcdefghij', 'secret'],
+    ['an assignment in capitals', 'API_KEY=abc', 'secret'],
   ];
   for (const [what, value, kind] of refused) {
     it(`refuses ${what}`, () => {
@@ -179,7 +183,9 @@ describe('leak guard', () => {
     'https://github.com/acme/payments/pull/12',
     'task-abcdefghijklmnopqrstuvwx',
     `sha256:${'ab'.repeat(32)}`,
+    `hmac-sha256:${'0123456789abcdef'}:${'cd'.repeat(32)}`,
     '2026-11-30T12:00:00.123456789Z',
+    '2026-11-30T12:00:00Z',
     'claude-code',
   ];
   for (const value of accepted) {
@@ -195,6 +201,9 @@ describe('leak guard', () => {
       list: ['sk-abcdefghijklmnopqrst'],
     });
     expect(problems.map((p) => p.path)).toEqual(['decisions.scope.source', 'list[0]']);
+    expect(guardRecord({ a: [{ b: ['x', { 'bad key': 1 }] }] }).map((p) => p.path)).toEqual([
+      'a[0].b[1].bad key',
+    ]);
     expect(JSON.stringify(problems)).not.toContain('/etc/x');
   });
 
