@@ -72,6 +72,21 @@ export interface BoundaryEvidence {
   seqs: { pre: number | null; post: number | null; boundary: number | null; approvals: number[] };
   /** The latest classification receipt of this boundary, or null. */
   receipt: ClassificationReceipt | null;
+  /**
+   * Where each record used (pre, post, boundary report, approvals, missing evidence, receipt) is
+   * in the ledger: byte offset and length of its line. Set by the ledger readers, for the spot
+   * check `status` runs on what it shows.
+   */
+  locations?: RecordLocation[];
+}
+
+/** Where one record is in the ledger file. */
+export interface RecordLocation {
+  seq: number;
+  /** Byte offset of its line. */
+  offset: number;
+  /** Bytes of the line, newline included. */
+  length: number;
 }
 
 /** The latest activity state of a session. */
@@ -151,11 +166,11 @@ export class BoundarySelector<T> {
     return this.approvals.filter((a) => a.seq > after);
   }
 
-  /** Every candidate whose record is needed to build the evidence. */
+  /** Every candidate whose record the evidence is built from. */
   needed(): Candidate<T>[] {
     const out = [...this.counted(), ...this.missing];
     for (const c of [this.pre, this.post, this.boundary, this.receipt]) if (c) out.push(c);
-    return out;
+    return out.sort((a, b) => a.seq - b.seq);
   }
 }
 

@@ -16,6 +16,7 @@ export type {
   BoundaryReport,
   ClassificationReceipt,
   MissingEvidence,
+  RecordLocation,
 } from './evidence.js';
 export { RecordShapeError } from './evidence.js';
 export type { LeakKind, LeakProblem } from './guard.js';

@@ -211,7 +211,17 @@ function evidenceFrom(
 ): BoundaryEvidence | null {
   const sel = new BoundarySelector<Handle>();
   for (const c of candidates) sel.feed(c);
-  return buildEvidence(sessionId, sel, (c) => loadEntry(fd, sessionId, c));
+  const ev = buildEvidence(sessionId, sel, (c) => loadEntry(fd, sessionId, c));
+  if (ev) {
+    ev.locations = sel
+      .needed()
+      .map(({ seq, item }) =>
+        'entry' in item
+          ? { seq, offset: item.entry.offset, length: item.entry.length }
+          : { seq, offset: item.offset, length: item.length },
+      );
+  }
+  return ev;
 }
 
 /** The index's answer for one session, or undefined when the index cannot be used. */

@@ -5,10 +5,12 @@
  */
 import type { Command } from 'commander';
 import type { Classification } from '../../classify/classify.js';
+import type { ChainKey } from '../../ledger/chain.js';
 import type { ActivityEvidence, BoundaryEvidence } from '../../ledger/evidence.js';
 import { readAllLatestBoundaries, readLatestActivity, readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
 import { classificationRecord, classifyEvidence, receiptIsCurrent } from '../../ledger/receipt.js';
+import { spotCheck } from '../../ledger/spot-check.js';
 import { renderTable } from '../../report/table.js';
 import {
   addLedgerOptions,
@@ -65,6 +67,33 @@ function evidenceCell(e: BoundaryEvidence): string {
   return `${side(e.seqs.pre, 'pre')} ${side(e.seqs.post, 'post')}${approvals}`;
 }
 
+/**
+ * Warns on stderr, in one line, when the records shown or the ledger's tail do not verify (the
+ * spot check: a few reads, never a scan), and says how to check every record.
+ */
+function warnUnlessSpotChecked(
+  path: string,
+  evidence: readonly BoundaryEvidence[],
+  flags: LedgerFlags,
+): void {
+  let chainKey: ChainKey | undefined;
+  try {
+    chainKey = chainKeyOf(flags);
+  } catch {
+    // Without a usable key the links and the head are still checked; `ledger verify` reports the key.
+  }
+  const problem = spotCheck(
+    path,
+    evidence.flatMap((e) => e.locations ?? []),
+    { chainKey },
+  );
+  if (problem) {
+    process.stderr.write(
+      `continuity: warning: ledger ${path} does not verify (seq ${problem.seq}: ${problem.why}: ${problem.message}); the states below may rest on altered evidence: run \`continuity ledger verify --ledger ${path}\` to check every record\n`,
+    );
+  }
+}
+
 /** Registers `continuity status`. */
 export function registerStatus(program: Command): void {
   const cmd = program
@@ -88,6 +117,7 @@ export function registerStatus(program: Command): void {
     } else {
       evidence = readAllLatestBoundaries(path);
     }
+    warnUnlessSpotChecked(path, evidence, opts);
     const rows: Row[] = evidence.map((e) => ({
       evidence: e,
       classification: classifyEvidence(e),
