@@ -302,6 +302,44 @@ describe('continuity ledger verify', () => {
     expect(noKey.stderr).toContain('CONTINUITY_CHAIN_KEY_FILE');
   });
 
+  it('prints one JSON document with --json whatever the result, exit codes unchanged', async () => {
+    const lines = await writeLedger(4);
+    const ok = runCli(['ledger', 'verify', '--json', '--ledger', ledgerPath]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual({
+      ledger: ledgerPath,
+      ok: true,
+      records: 4,
+      lastSeq: 4,
+      scheme: 'sha256',
+      quarantined: 0,
+      head: 'checked',
+    });
+
+    lines.splice(2, 1);
+    writeLines(lines);
+    const bad = runCli(['ledger', 'verify', '--json', '--ledger', ledgerPath]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      ledger: ledgerPath,
+      ok: false,
+      seq: 3,
+      why: 'removed',
+      line: 3,
+    });
+    expect(bad.stdout.trim().split('\n')).toHaveLength(1);
+
+    const missing = join(tmp.dir, 'no-such-ledger.jsonl');
+    const none = runCli(['ledger', 'verify', '--json', '--ledger', missing]);
+    expect(none.code).toBe(3);
+    expect(JSON.parse(none.stdout)).toMatchObject({
+      ledger: missing,
+      ok: false,
+      error: expect.stringContaining('no such file'),
+    });
+    expect(none.stderr).toContain('no such file');
+  });
+
   it('has --help', () => {
     const r = runCli(['ledger', 'verify', '--help']);
     expect(r.code).toBe(0);

@@ -6,8 +6,9 @@
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { sidecarPaths } from '../../ledger/paths.js';
-import { verifyLedger } from '../../ledger/verify.js';
+import { type VerifyResult, verifyLedger } from '../../ledger/verify.js';
 import { EXIT } from '../exit-codes.js';
+import { CliError } from '../main.js';
 import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
 
 interface VerifyFlags extends LedgerFlags {
@@ -20,13 +21,28 @@ export function registerLedger(program: Command): void {
   const verify = ledger
     .command('verify')
     .description(
-      'check every record and the hash chain: exit 0 when intact, 1 naming the first bad seq and why (edited, removed, reordered, duplicated, torn, invalid, unkeyed)',
+      'check every record, the hash chain and the head: exit 0 when intact, 1 naming the first bad seq and why (edited, removed, reordered, duplicated, torn, invalid, unkeyed, head), 3 when it cannot be checked',
     )
-    .option('--json', 'print the result as JSON (on success)');
+    .option(
+      '--json',
+      'print the result as one JSON document on stdout, whatever it is: intact, the first bad seq and why, or why the ledger could not be checked',
+    );
   addLedgerOptions(verify).action((opts: VerifyFlags) => {
     const path = ledgerPathOf(opts);
-    const result = verifyLedger(path, { chainKey: chainKeyOf(opts) });
+    const json = (doc: Record<string, unknown>) => {
+      if (opts.json) process.stdout.write(`${JSON.stringify({ ledger: path, ...doc })}\n`);
+    };
+    let result: VerifyResult;
+    try {
+      result = verifyLedger(path, { chainKey: chainKeyOf(opts) });
+    } catch (e) {
+      // Could not be checked (no ledger, a key missing or unusable, an unreadable file): exit 3.
+      const message = (e as Error).message;
+      json({ ok: false, error: message });
+      throw new CliError(message, EXIT.environment);
+    }
     if (!result.ok) {
+      json(result);
       process.stderr.write(
         `continuity: ledger ${path}: seq ${result.seq}: ${result.why} (line ${result.line}): ${result.message}\n`,
       );
@@ -34,7 +50,7 @@ export function registerLedger(program: Command): void {
       return;
     }
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify({ ledger: path, ...result })}\n`);
+      json(result);
       return;
     }
     const range =
