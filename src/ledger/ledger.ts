@@ -8,11 +8,12 @@
  * that look like paths, secrets or free text, with nothing written. Use `capture.ts` to turn
  * values into digests first.
  */
-import { closeSync, fchmodSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync } from 'node:fs';
 import { InputError, problemsFromZod } from '../decision/problems.js';
 import { prepareLocked, type WriteTarget, writeLocked } from './append.js';
 import type { ChainKey } from './chain.js';
 import type { ActivityEvidence, BoundaryEvidence } from './evidence.js';
+import { assertRealDir, onFile, openNoFollow } from './files.js';
 import { guardRecord } from './guard.js';
 import { readAllLatestBoundaries, readLatestActivity, readLatestBoundary } from './latest.js';
 import { LedgerLock, type LockOptions } from './lock.js';
@@ -83,14 +84,19 @@ export class Ledger {
 
   /**
    * Opens (creating when absent, mode 0600, directory 0700) the ledger at `path`, moves a torn
-   * tail to `<path>.quarantine` and brings the index up to date. Synchronous.
+   * tail to `<path>.quarantine` and brings the index up to date. Synchronous. Throws
+   * `LedgerFileError` naming the file when the ledger, its directory or a side file is a
+   * symbolic link (never followed), or cannot be opened.
    */
   static open(path: string, options: LedgerOptions = {}): Ledger {
     ensureLedgerDir(path);
-    const fd = openSync(path, 'a+', FILE_MODE);
+    const fd = openNoFollow(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, FILE_MODE);
     try {
       // A ledger created by an older tool or a copy may be wider: it is ours, so narrow it.
-      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, FILE_MODE);
+      onFile(path, 'set the mode of', () => {
+        if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, FILE_MODE);
+      });
+      assertRealDir(sidecarPaths(path).indexDir);
       return new Ledger(path, fd, options);
     } catch (e) {
       closeSync(fd);

@@ -4,16 +4,23 @@
  *
  * Stale-lock recovery: a lock is stale when its owner is a dead process on this host, or when it
  * is older than `staleMs` (a hung or foreign owner), or when it is still empty 2 s after it was
- * created (the owner died between creating and writing it). Breaking is done under a second,
+ * created (the owner died between creating and writing it). A lock, or an empty lock's file time,
+ * dated more than a few seconds in the future is stale too: no clock gives that to a lock taken
+ * now, and without the rule such a lock (a clock set back, or a file written by hand) would block
+ * every writer forever.
+ *
+ * The lock file is never followed as a symbolic link: a link there is refused with an error
+ * naming it. Breaking is done under a second,
  * short-lived `<lock>.break` file, and the breaker re-reads the lock under it and removes it only
  * if it is still the very lock judged stale: two processes that both saw a stale lock can never
  * remove a fresh lock that a third process took in between.
  *
  * Imports only node built-ins.
  */
-import { closeSync, openSync, readFileSync, type Stats, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readFileSync, type Stats, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileError, LedgerFileError } from './files.js';
 import { FILE_MODE } from './types.js';
 
 /** Lock timing. */
@@ -35,6 +42,14 @@ export const DEFAULT_STALE_LOCK_MS = 30_000;
 const EMPTY_LOCK_STALE_MS = 2_000;
 // The break file is held for microseconds; one this old belongs to a process that died holding it.
 const BREAK_STALE_MS = 2_000;
+/** Most a lock's time may be ahead of this clock (another process's clock, a file system's). */
+export const MAX_LOCK_CLOCK_SKEW_MS = 5_000;
+
+/** How long ago `at` was, or Infinity when it lies beyond the allowed skew in the future. */
+function ageMs(now: number, at: number): number {
+  const age = now - at;
+  return age < -MAX_LOCK_CLOCK_SKEW_MS ? Number.POSITIVE_INFINITY : age;
+}
 
 /** The lock could not be taken in time. */
 export class LockTimeoutError extends Error {
@@ -79,18 +94,43 @@ function pidAlive(pid: number): boolean {
 
 function isStale(raw: string, st: Stats, staleMs: number, now: number): boolean {
   const info = parseInfo(raw);
-  if (!info) return now - st.mtimeMs > EMPTY_LOCK_STALE_MS;
+  if (!info) return ageMs(now, st.mtimeMs) > EMPTY_LOCK_STALE_MS;
   if (info.host === hostname() && info.pid !== process.pid && !pidAlive(info.pid)) return true;
-  return now - info.at > staleMs;
+  return ageMs(now, info.at) > staleMs;
 }
 
 function readLock(path: string): { raw: string; st: Stats } | undefined {
+  let fd: number;
   try {
-    const st = statSync(path);
-    return { raw: readFileSync(path, 'utf8'), st };
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP' || isLink(path)) {
+      throw new LedgerFileError(
+        path,
+        'take the lock',
+        'ELOOP',
+        'the lock file is a symbolic link, and the ledger does not follow links; remove it',
+      );
+    }
+    throw fileError(path, 'read the lock', e);
+  }
+  try {
+    const st = lstatSync(path);
+    return { raw: readFileSync(fd, 'utf8'), st };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(path, 'read the lock', e);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
@@ -109,9 +149,9 @@ function breakStale(path: string, seen: { raw: string; st: Stats }, staleMs: num
   try {
     fd = openSync(brk, 'wx', FILE_MODE);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(brk, 'create', e);
     const held = readLock(brk);
-    if (held && Date.now() - held.st.mtimeMs > BREAK_STALE_MS) unlinkQuiet(brk);
+    if (held && ageMs(Date.now(), held.st.mtimeMs) > BREAK_STALE_MS) unlinkQuiet(brk);
     return;
   }
   try {
@@ -155,18 +195,22 @@ export class LedgerLock {
     });
     let fd: number;
     try {
+      // O_EXCL never follows a link: an existing link at the path is EEXIST, refused by readLock.
       fd = openSync(path, 'wx', FILE_MODE);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(path, 'create the lock', e);
       const seen = readLock(path);
       if (seen && isStale(seen.raw, seen.st, staleMs, Date.now())) breakStale(path, seen, staleMs);
       return undefined;
     }
     try {
       writeSync(fd, content);
-    } finally {
+    } catch (e) {
       closeSync(fd);
+      unlinkQuiet(path);
+      throw fileError(path, 'write the lock', e);
     }
+    closeSync(fd);
     return new LedgerLock(path, content);
   }
 

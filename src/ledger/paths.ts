@@ -3,8 +3,9 @@
  * any repository working tree, so the record survives the conversation and is never committed.
  */
 import { mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { assertRealDir, onFile } from './files.js';
 import { DIR_MODE, LEDGER_ENV } from './types.js';
 
 /** How the ledger path is chosen. */
@@ -21,16 +22,34 @@ export const DEFAULT_LEDGER_FILE = 'ledger.jsonl';
 export const STATE_DIR_NAME = 'agent-continuity';
 
 /**
+ * The user's home directory: `HOME` when it is an absolute path, else the account's home from the
+ * system (a relative `HOME` would put the state in whatever directory a process runs in).
+ */
+function homeOf(env: NodeJS.ProcessEnv): string {
+  if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
+  try {
+    const home = userInfo().homedir;
+    if (home && isAbsolute(home)) return home;
+  } catch {
+    // No passwd entry (some containers): fall through.
+  }
+  const fallback = homedir();
+  return isAbsolute(fallback) ? fallback : '/';
+}
+
+/**
  * Resolves the ledger path: `flag` > `CONTINUITY_LEDGER` > `$XDG_STATE_HOME/agent-continuity/ledger.jsonl`
- * (when `XDG_STATE_HOME` is an absolute path, as the XDG spec requires) >
- * `~/.local/state/agent-continuity/ledger.jsonl`. Always returns an absolute path.
+ * (only when `XDG_STATE_HOME` is an absolute path: the XDG specification says relative values
+ * are ignored) > `~/.local/state/agent-continuity/ledger.jsonl` (with `HOME` likewise only when
+ * absolute). Always returns an absolute path; the flag and `CONTINUITY_LEDGER`, named by the user,
+ * are resolved against the working directory.
  */
 export function resolveLedgerPath(options: LedgerPathOptions = {}): string {
   const env = options.env ?? process.env;
   if (options.flag) return resolve(options.flag);
   if (env[LEDGER_ENV]) return resolve(env[LEDGER_ENV]);
   const xdg = env.XDG_STATE_HOME;
-  const stateHome = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  const stateHome = xdg && isAbsolute(xdg) ? xdg : join(homeOf(env), '.local', 'state');
   return join(stateHome, STATE_DIR_NAME, DEFAULT_LEDGER_FILE);
 }
 
@@ -59,8 +78,10 @@ export function sidecarPaths(ledgerPath: string): LedgerSidecars {
 /**
  * Creates the ledger's directory (and missing parents) with mode 0700. Directories that already
  * exist keep their mode: the ledger never changes the permissions of a directory it did not
- * create (it could be a user's project folder).
+ * create (it could be a user's project folder). Refuses a directory that is a symbolic link.
  */
 export function ensureLedgerDir(ledgerPath: string): void {
-  mkdirSync(dirname(ledgerPath), { recursive: true, mode: DIR_MODE });
+  const dir = dirname(ledgerPath);
+  assertRealDir(dir);
+  onFile(dir, 'create the directory', () => mkdirSync(dir, { recursive: true, mode: DIR_MODE }));
 }

@@ -32,6 +32,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -314,6 +315,8 @@ export function readSessions(indexDir: string): string[] {
 export function readCovered(indexDir: string): Covered | undefined {
   let text: string | undefined;
   try {
+    // An index directory that is a link is not ours to trust: readers scan, writers refuse it.
+    if (lstatSync(indexDir).isSymbolicLink()) return undefined;
     text = readSideFile(join(indexDir, COVERED_FILE));
   } catch {
     return undefined;
@@ -475,6 +478,7 @@ export class SessionIndexWriter {
    * rebuilt from the fsynced ledger.
    */
   commit(ino: string, last: CoveredPoint): void {
+    assertRealDir(this.indexDir);
     const files = [...this._pendingBoundaries, ...this._pending];
     if (this._sessionsText) files.unshift([join(this.indexDir, SESSIONS_FILE), this._sessionsText]);
     for (const [file, text] of files) {

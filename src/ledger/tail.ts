@@ -10,7 +10,8 @@
  *
  * Imports only node built-ins and local lean modules.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import { onFile, openNoFollow } from './files.js';
 import { hashScheme } from './hash-scheme.js';
 import { FILE_MODE } from './types.js';
 
@@ -138,10 +139,12 @@ export function readTail(
     afterSeq,
     bytesBase64: torn.toString('base64'),
   };
-  const q = openSync(quarantinePath, 'a', FILE_MODE);
+  const q = openNoFollow(quarantinePath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, FILE_MODE);
   try {
-    writeSync(q, `${JSON.stringify(entry)}\n`);
-    fsyncSync(q);
+    onFile(quarantinePath, 'write', () => {
+      writeSync(q, `${JSON.stringify(entry)}\n`);
+      fsyncSync(q);
+    });
   } finally {
     closeSync(q);
   }

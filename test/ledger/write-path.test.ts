@@ -3,18 +3,32 @@
  * stale owners, the guard refuses leaks with nothing written, files are 0600 and directories 0700.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/decision/problems.js';
+import { LedgerFileError } from '../../src/ledger/files.js';
 import { checkString, guardRecord } from '../../src/ledger/guard.js';
+import { readLatestBoundary } from '../../src/ledger/latest.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { LedgerLock, LockTimeoutError } from '../../src/ledger/lock.js';
 import { resolveLedgerPath, sidecarPaths } from '../../src/ledger/paths.js';
 import type { NewRecord } from '../../src/ledger/records.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { readRecords, tempDir } from './helpers.js';
+import { readRecords, runCli, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -134,6 +148,40 @@ describe('lock', () => {
     const path = join(tmp.dir, `fresh-${++n}.lock`);
     writeFileSync(path, '');
     expect(() => LedgerLock.acquireSync(path, { timeoutMs: 100 })).toThrow(LockTimeoutError);
+  });
+
+  it('takes over a lock dated in the future beyond the clock skew, even when its owner is alive', () => {
+    const path = join(tmp.dir, `future-${++n}.lock`);
+    writeFileSync(
+      path,
+      JSON.stringify({ pid: process.ppid, host: hostname(), at: Date.now() + 3_600_000, token: 'future' }),
+    );
+    LedgerLock.acquireSync(path, { timeoutMs: 2000 }).release();
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('waits for a live owner whose time is only slightly ahead (clock skew)', () => {
+    const path = join(tmp.dir, `skew-${++n}.lock`);
+    const content = JSON.stringify({
+      pid: process.ppid,
+      host: hostname(),
+      at: Date.now() + 1_000,
+      token: 'skew',
+    });
+    writeFileSync(path, content);
+    expect(() => LedgerLock.acquireSync(path, { timeoutMs: 150 })).toThrow(LockTimeoutError);
+    expect(readFileSync(path, 'utf8')).toBe(content);
+  });
+
+  it('takes over an empty lock file and a break file whose file times are in the future', () => {
+    const path = join(tmp.dir, `future-empty-${++n}.lock`);
+    writeFileSync(path, '');
+    writeFileSync(`${path}.break`, '');
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(path, future, future);
+    utimesSync(`${path}.break`, future, future);
+    LedgerLock.acquireSync(path, { timeoutMs: 2000 }).release();
+    expect(existsSync(`${path}.break`)).toBe(false);
   });
 
   it('release leaves a lock alone that another process took after ours was broken', () => {
@@ -289,6 +337,101 @@ describe('files and paths', () => {
     expect(resolveLedgerPath({ env: { HOME: '/home/u' } })).toBe(
       '/home/u/.local/state/agent-continuity/ledger.jsonl',
     );
+  });
+
+  it('ignores a relative HOME as it ignores a relative XDG_STATE_HOME: the ledger is never under the working directory', () => {
+    const p = resolveLedgerPath({ env: { HOME: 'relative-home', XDG_STATE_HOME: 'relative-state' } });
+    expect(isAbsolute(p)).toBe(true);
+    expect(p.startsWith(process.cwd())).toBe(false);
+    expect(p.endsWith('/.local/state/agent-continuity/ledger.jsonl')).toBe(true);
+  });
+
+  describe('symbolic links are refused, never followed', () => {
+    const target = () => join(tmp.dir, `target-${n}.txt`);
+    const refuses = (fn: () => unknown, file: string) => {
+      let err: unknown;
+      try {
+        fn();
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(LedgerFileError);
+      expect((err as LedgerFileError).file).toBe(file);
+      expect((err as Error).message).toContain('symbolic link');
+    };
+
+    it('at the ledger path: opening, reading and verifying refuse it, the target is untouched', async () => {
+      mkdirSync(dirname(ledgerPath), { recursive: true });
+      // A torn-looking target: following the link would truncate it.
+      writeFileSync(target(), 'precious bytes without a newline');
+      symlinkSync(target(), ledgerPath);
+      refuses(() => Ledger.open(ledgerPath), ledgerPath);
+      refuses(() => readLatestBoundary(ledgerPath, 's'), ledgerPath);
+      refuses(() => verifyLedger(ledgerPath), ledgerPath);
+      expect(readFileSync(target(), 'utf8')).toBe('precious bytes without a newline');
+      expect(existsSync(sidecarPaths(ledgerPath).quarantine)).toBe(false);
+    });
+
+    it("at the ledger's directory", () => {
+      const real = join(tmp.dir, `real-dir-${n}`);
+      mkdirSync(real);
+      mkdirSync(dirname(dirname(ledgerPath)), { recursive: true });
+      symlinkSync(real, dirname(ledgerPath));
+      refuses(() => Ledger.open(ledgerPath), dirname(ledgerPath));
+      expect(readdirSync(real)).toEqual([]);
+    });
+
+    it('at the lock, the head and the index directory', async () => {
+      const ledger = Ledger.open(ledgerPath);
+      await ledger.append(activity());
+      await ledger.close();
+      const side = sidecarPaths(ledgerPath);
+      writeFileSync(target(), 'x');
+      symlinkSync(target(), side.lock);
+      const l = Ledger.open.bind(null, ledgerPath);
+      refuses(l, side.lock);
+      rmSync(side.lock);
+      rmSync(side.head);
+      symlinkSync(target(), side.head);
+      refuses(l, side.head);
+      rmSync(side.head);
+      renameSync(side.indexDir, `${side.indexDir}.real`);
+      symlinkSync(`${side.indexDir}.real`, side.indexDir);
+      refuses(l, side.indexDir);
+      expect(readFileSync(target(), 'utf8')).toBe('x');
+    });
+
+    it('at the quarantine file: the torn tail stays in place', async () => {
+      const ledger = Ledger.open(ledgerPath);
+      await ledger.append(activity());
+      await ledger.close();
+      writeFileSync(ledgerPath, `${readFileSync(ledgerPath, 'utf8')}{"torn`);
+      writeFileSync(target(), '');
+      symlinkSync(target(), sidecarPaths(ledgerPath).quarantine);
+      refuses(() => Ledger.open(ledgerPath), sidecarPaths(ledgerPath).quarantine);
+      expect(readFileSync(target(), 'utf8')).toBe('');
+      expect(readFileSync(ledgerPath, 'utf8').endsWith('{"torn')).toBe(true);
+    });
+
+    it('through the CLI: exit 3, naming the link', () => {
+      mkdirSync(dirname(ledgerPath), { recursive: true });
+      writeFileSync(target(), '');
+      symlinkSync(target(), ledgerPath);
+      for (const args of [
+        ['status'],
+        ['ledger', 'verify'],
+        ['snapshot', '--session', 's', '--phase', 'pre', '--decisions', '-'],
+      ]) {
+        const r = runCli([...args, '--ledger', ledgerPath], {
+          input: JSON.stringify({ scope: 'a', target: 'b', acceptance_test: 'c' }),
+        });
+        expect(r.code, args.join(' ')).toBe(3);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toContain(`${ledgerPath}: cannot`);
+        expect(r.stderr).toContain('symbolic link');
+      }
+      expect(readFileSync(target(), 'utf8')).toBe('');
+    });
   });
 
   it('appends all records of a batch in order with consecutive seqs', async () => {
