@@ -2,7 +2,7 @@
  * The `continuity` command. Each subcommand lives in `commands/` and registers itself here.
  * Errors become exit codes from `exit-codes.ts`; nothing is printed on stdout on failure.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Option } from 'commander';
 import { InputError } from '../decision/problems.js';
 import { registerApprove } from './commands/approve.js';
 import { registerClassify } from './commands/classify.js';
@@ -25,12 +25,43 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Commander checks mandatory options before unknown ones, so `--sesion x` was reported as a
+ * missing `--session`. Mandatory options are therefore checked here instead, in a `preAction`
+ * hook, which runs after the unknown-option check: a mistyped option is reported as unknown, with
+ * commander's suggestion of the closest one.
+ */
+function checkMandatoryAfterUnknown(program: Command): void {
+  const mandatory = new Map<Command, Option[]>();
+  const visit = (cmd: Command) => {
+    const opts = cmd.options.filter((o) => o.mandatory);
+    for (const o of opts) o.makeOptionMandatory(false);
+    if (opts.length > 0) mandatory.set(cmd, opts);
+    for (const sub of cmd.commands) visit(sub);
+  };
+  visit(program);
+  program.hook('preAction', (_program, action) => {
+    for (const o of mandatory.get(action) ?? []) {
+      if (action.getOptionValue(o.attributeName()) === undefined) {
+        action.error(`error: required option '${o.flags}' not specified`, {
+          code: 'commander.missingMandatoryOptionValue',
+        });
+      }
+    }
+  });
+}
+
 /** Builds the command tree. */
 export function buildProgram(): Command {
   const program = new Command('continuity')
     .description('capture task decisions around context compaction and check that they survived')
     .version('0.1.0')
-    .showHelpAfterError()
+    // One line for a usage error (and commander's one-line "Did you mean …?" for a mistyped
+    // option or command), prefixed like every other error; never the whole help.
+    .configureOutput({
+      outputError: (text, write) => write(`continuity: ${text.replace(/^error: /, '')}`),
+    })
+    .showSuggestionAfterError()
     .exitOverride();
   // Data-flow order in --help: classify, record, inspect, serve, runtime hooks.
   registerClassify(program);
@@ -42,7 +73,12 @@ export function buildProgram(): Command {
   registerHook(program);
   registerObserve(program);
   registerInit(program);
-  for (const cmd of program.commands) cmd.exitOverride();
+  const override = (cmd: Command) => {
+    cmd.exitOverride();
+    cmd.commands.forEach(override);
+  };
+  override(program);
+  checkMandatoryAfterUnknown(program);
   return program;
 }
 

@@ -350,6 +350,42 @@ describe('bad input', () => {
   });
 });
 
+describe('usage errors', () => {
+  const cases: Array<[string[], string, string | undefined]> = [
+    [['snapshot', '--sesion', 'x', '--phase', 'pre', '--decisions', '-'], '--sesion', '--session'],
+    [['approve', '--session', 's', '--decison', 'scope'], '--decison', '--decision'],
+    [['status', '--jsno'], '--jsno', '--json'],
+    [['ledger', 'verify', '--chain-key-fle', 'k'], '--chain-key-fle', '--chain-key-file'],
+    [['classify', 'f.json', '--jsn'], '--jsn', '--json'],
+    [['observe', '--sesion', 's'], '--sesion', '--session'],
+    [['init', 'claude-code', '--projct', '.'], '--projct', '--project'],
+    [['serve', '--confg', 'x.yaml'], '--confg', '--config'],
+    [['status', '--frobnicate'], '--frobnicate', undefined],
+  ];
+  for (const [args, bad, hint] of cases) {
+    it(`reports ${bad} as unknown in ${args[0]}${hint ? `, suggesting ${hint}` : ''}, without the help`, () => {
+      const r = runCli(args);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines[0]).toBe(`continuity: unknown option '${bad}'`);
+      expect(lines.slice(1)).toEqual(hint ? [`(Did you mean ${hint}?)`] : []);
+    });
+  }
+
+  it('reports a mistyped command with the closest one', () => {
+    const r = runCli(['sttaus']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toBe("continuity: unknown command 'sttaus'\n(Did you mean status?)\n");
+  });
+
+  it('still reports a missing mandatory option, in one line', () => {
+    const r = runCli(['snapshot', '--phase', 'pre', '--decisions', '-']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toBe("continuity: required option '--session <id>' not specified\n");
+  });
+});
+
 describe('status', () => {
   it('prints that a session has no boundary, exit 0', () => {
     const ledger = join(tmp.dir, 'status', 'ledger.jsonl');
