@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, type Option } from 'commander';
 import { InputError } from '../decision/problems.js';
+import { describeCode, isSystemError } from '../ledger/files.js';
 import { registerApprove } from './commands/approve.js';
 import { registerClassify } from './commands/classify.js';
 import { registerHook } from './commands/hook.js';
@@ -82,6 +83,18 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * The message of an environment failure. A system error that reached here without being wrapped
+ * (one from a command's own files) is put in the form every ledger error has: the file first,
+ * then what could not be done and why.
+ */
+function environmentMessage(e: unknown): string {
+  if (isSystemError(e) && typeof e.path === 'string') {
+    return `${e.path}: cannot ${e.syscall ?? 'access'}: ${describeCode(e.code)} (${e.code})`;
+  }
+  return (e as Error)?.message ?? String(e);
+}
+
 /** Runs the CLI with `argv` (user arguments only) and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   try {
@@ -106,7 +119,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       process.stderr.write(`continuity: ${e.message}\n`);
       return e.exitCode;
     }
-    process.stderr.write(`continuity: ${(e as Error).message ?? String(e)}\n`);
+    process.stderr.write(`continuity: ${environmentMessage(e)}\n`);
     return EXIT.environment;
   }
 }

@@ -16,7 +16,8 @@ function collect(value: string, previous: string[]): string[] {
 function parseDecisionFlag(flag: string): [string, unknown] {
   const eq = flag.indexOf('=');
   if (eq <= 0) {
-    throw new InputError('--decision', [{ path: flag.slice(0, 40), message: 'expected NAME=VALUE' }]);
+    // Never quote the flag: without its `=` it may be a value.
+    throw new InputError('--decision', [{ path: '(option)', message: 'expected NAME=VALUE' }]);
   }
   const text = flag.slice(eq + 1);
   try {
