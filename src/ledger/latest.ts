@@ -36,6 +36,7 @@ import {
   type OpenedBoundary,
   parseEntries,
   readCovered,
+  readBoundaryIds,
   readEntriesFrom,
   readLastBoundary,
   readLastEntry,
@@ -338,6 +339,31 @@ export function readLatestActivity(
         if (a) return a;
       }
       return null;
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Every boundary id `sessionId` has in the ledger at `ledgerPath` (from the index's `b-` file
+ * when it is usable, else a scan), for checking a `--boundary` a person typed. Lock-free.
+ */
+export function readBoundaryIdsOf(ledgerPath: string, sessionId: string): Set<string> {
+  const fd = openForRead(ledgerPath);
+  if (fd === undefined) return new Set();
+  try {
+    return onFile(ledgerPath, 'read', () => {
+      const { indexDir } = sidecarPaths(ledgerPath);
+      const covered = readCovered(indexDir);
+      const fromIndex = covered ? readBoundaryIds(indexDir, sessionId) : undefined;
+      const size = fstatSync(fd).size;
+      const usable = fromIndex && coveredMatches(covered, fd, inodeOf(fd), size);
+      const ids = usable ? fromIndex : new Set<string>();
+      for (const c of scanCandidates(fd, sessionId, usable ? covered!.end : 0, size)) {
+        if (isBoundaryKind(c.kind)) ids.add(c.tag);
+      }
+      return ids;
     });
   } finally {
     closeSync(fd);

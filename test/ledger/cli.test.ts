@@ -350,6 +350,112 @@ describe('bad input', () => {
   });
 });
 
+describe("approve and snapshot catch a person's mistakes", () => {
+  const ledger = join(tmp.dir, 'mistakes', 'ledger.jsonl');
+  const env = () => cleanEnv({ CONTINUITY_LEDGER: ledger });
+  const approve = (...args: string[]) =>
+    runCli(['approve', '--session', 's1', '--ref', 'PR-9', '--by', 'alice', ...args], { env: env() });
+  let boundary = '';
+
+  it('sets up a boundary with a pre snapshot', () => {
+    const r = runCli(['snapshot', '--session', 's1', '--phase', 'pre', '--decisions', '-'], {
+      env: env(),
+      input: JSON.stringify({ scope: 'payments', target: 'main', acceptance_test: 'npm test' }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    boundary = r.stdout.trim();
+  });
+
+  const refusals: Array<[string, string[], RegExp]> = [
+    [
+      'an unknown session',
+      ['--session', 'nobody', '--decision', 'target', '--from', 'main', '--to', 'dev'],
+      /approve: --session: no boundary of this session in .*; check --session/,
+    ],
+    [
+      'a decision the pre snapshot does not have',
+      ['--decision', 'targte', '--from', 'main', '--to', 'dev'],
+      /approve: --decision: not a decision of the pre snapshot of boundary .* \(it has: acceptance_test, scope, target\)/,
+    ],
+    [
+      "a from value that is not the pre snapshot's",
+      ['--decision', 'target', '--from', 'mian', '--to', 'dev'],
+      /approve: --from: neither the pre snapshot's digest of target \(sha256:[0-9a-f]{64}\) nor the end of an approved chain/,
+    ],
+    [
+      'from = to',
+      ['--decision', 'target', '--from', 'main', '--to', 'main'],
+      /approve: --to: the same as --from/,
+    ],
+    [
+      'a from digest = to digest',
+      [
+        '--decision',
+        'target',
+        '--from-digest',
+        `sha256:${'1'.repeat(64)}`,
+        '--to-digest',
+        `sha256:${'1'.repeat(64)}`,
+      ],
+      /--to: the same as --from/,
+    ],
+  ];
+  for (const [what, args, message] of refusals) {
+    it(`refuses ${what}: exit 2, nothing appended`, () => {
+      const before = readFileSync(ledger);
+      // A later --session wins in commander, so the unknown-session case overrides s1.
+      const r = approve(...args);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/mian/);
+      expect(readFileSync(ledger).equals(before)).toBe(true);
+    });
+  }
+
+  it('accepts a change from the pre value, then from the end of that approved chain', () => {
+    expect(approve('--decision', 'target', '--from', 'main', '--to', 'release').code).toBe(0);
+    expect(approve('--decision', 'target', '--from', 'release', '--to', 'hotfix').code).toBe(0);
+    // Not from a value the chain never reached.
+    expect(approve('--decision', 'target', '--from', 'dev', '--to', 'hotfix').code).toBe(2);
+  });
+
+  it('refuses a post snapshot for a boundary the session does not have (a typo): exit 2, nothing appended', () => {
+    const before = readFileSync(ledger);
+    const r = runCli(
+      ['snapshot', '--session', 's1', '--phase', 'post', '--boundary', 'TYPO', '--decisions', '-'],
+      {
+        env: env(),
+        input: JSON.stringify({ scope: 'payments' }),
+      },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `--boundary: session has no boundary with this id in ${ledger} (its latest is ${boundary})`,
+    );
+    expect(readFileSync(ledger).equals(before)).toBe(true);
+    const status = JSON.parse(runCli(['status', '--json'], { env: env() }).stdout) as {
+      sessions: Array<{ boundaryId: string }>;
+    };
+    expect(status.sessions.map((x) => x.boundaryId)).toEqual([boundary]);
+  });
+
+  it('accepts a post snapshot naming the boundary it belongs to', () => {
+    const r = runCli(
+      ['snapshot', '--session', 's1', '--phase', 'post', '--boundary', boundary, '--decisions', '-'],
+      {
+        env: env(),
+        input: JSON.stringify({ scope: 'payments', target: 'hotfix', acceptance_test: 'npm test' }),
+      },
+    );
+    expect(r).toMatchObject({ code: 0, stdout: `${boundary}\n` });
+    const status = JSON.parse(runCli(['status', '--json'], { env: env() }).stdout) as {
+      sessions: Array<{ state: string }>;
+    };
+    expect(status.sessions[0]?.state).toBe('approved_change');
+  });
+});
+
 describe('usage errors', () => {
   const cases: Array<[string[], string, string | undefined]> = [
     [['snapshot', '--sesion', 'x', '--phase', 'pre', '--decisions', '-'], '--sesion', '--session'],

@@ -8,11 +8,12 @@
  * boundary, its id derived from the ledger seq; see `record-export.ts`.
  */
 import type { Command } from 'commander';
-import { DecisionNameSchema, DigestSchema } from '../../decision/model.js';
+import { type Approval, DecisionNameSchema, DigestSchema } from '../../decision/model.js';
 import { InputError, type InputProblem } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
 import { approvalSpan } from '../../export/ledger-spans.js';
 import { type ApprovalSide, buildApproval } from '../../ledger/capture.js';
+import type { BoundaryEvidence } from '../../ledger/evidence.js';
 import { readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
 import {
@@ -67,6 +68,87 @@ function side(
   return { value: parseValueFlag(value as string) };
 }
 
+function refuse(flag: string, message: string): never {
+  throw new InputError('approve', [{ path: flag, message }]);
+}
+
+/**
+ * An approval changes a decision a pre snapshot recorded: refuses (exit 2) an unknown session, a
+ * latest boundary without a pre snapshot, and a decision that pre snapshot does not have.
+ * Returns the pre snapshot's digest of the decision.
+ */
+function checkApprovable(
+  latest: BoundaryEvidence | null,
+  session: string,
+  decision: string,
+  path: string,
+): string {
+  if (!latest) {
+    refuse(
+      '--session',
+      `no boundary of this session in ${path}: an approval changes a decision a pre snapshot recorded; check --session (and --ledger), or record the pre snapshot first with continuity snapshot --phase pre`,
+    );
+  }
+  if (!latest.pre) {
+    refuse(
+      '--session',
+      `the session's latest boundary ${latest.boundaryId} has no pre snapshot, so it has no recorded decision to approve a change of`,
+    );
+  }
+  const digest = Object.hasOwn(latest.pre.decisions, decision)
+    ? latest.pre.decisions[decision]?.digest
+    : undefined;
+  if (digest === undefined) {
+    const names = Object.keys(latest.pre.decisions).sort().join(', ');
+    refuse(
+      '--decision',
+      `not a decision of the pre snapshot of boundary ${latest.boundaryId} (it has: ${names}); give one of those names`,
+    );
+  }
+  return digest;
+}
+
+/** Every digest an approved chain leads to from `start` for `decision`, `start` included. */
+function reachable(start: string, approvals: readonly Approval[], decision: string): Set<string> {
+  const seen = new Set([start]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const a of approvals) {
+      if (a.decision === decision && seen.has(a.fromDigest) && !seen.has(a.toDigest)) {
+        seen.add(a.toDigest);
+        grew = true;
+      }
+    }
+  }
+  return seen;
+}
+
+/**
+ * Refuses (exit 2) a change to the same digest, and a from digest that is neither the pre
+ * snapshot's digest nor the end of an approved chain from it (approvals recorded after that pre
+ * snapshot, the only ones that count for the boundary). Digests named in the message are the
+ * ledger's, never one computed from a value given on the command line.
+ */
+function checkChange(
+  from: string,
+  to: string,
+  preDigest: string,
+  latest: BoundaryEvidence,
+  decision: string,
+): void {
+  if (from === to) {
+    refuse('--to', 'the same as --from: an approval records a change from one value to another');
+  }
+  const allowed = reachable(preDigest, latest.approvals, decision);
+  if (!allowed.has(from)) {
+    const ends = [...allowed].filter((d) => d !== preDigest);
+    refuse(
+      '--from',
+      `neither the pre snapshot's digest of ${decision} (${preDigest}) nor the end of an approved chain from it${ends.length > 0 ? ` (${ends.join(', ')})` : ''}: give the value the pre snapshot recorded (or --from-digest with one of these digests)`,
+    );
+  }
+}
+
 /** Registers `continuity approve`. */
 export function registerApprove(program: Command): void {
   const cmd = program
@@ -104,6 +186,7 @@ export function registerApprove(program: Command): void {
     const path = ledgerPathOf(opts);
     const chainKey = chainKeyOf(opts);
     const latest = readLatestBoundary(path, opts.session);
+    const pre = checkApprovable(latest, opts.session, opts.decision, path);
     const record = buildApproval({
       sessionId: opts.session,
       decision: opts.decision,
@@ -116,6 +199,7 @@ export function registerApprove(program: Command): void {
       digestKey: loadDigestKey(),
       inherit: latest?.pre ?? null,
     });
+    checkChange(record.fromDigest, record.toDigest, pre, latest!, opts.decision);
     const ledger = Ledger.open(path, { chainKey });
     let seq: number;
     try {

@@ -13,7 +13,7 @@ import { loadDigestKey } from '../../digest/key-file.js';
 import { compactionSpan } from '../../export/ledger-spans.js';
 import { nowNs } from '../../export/spans.js';
 import { captureSnapshot } from '../../ledger/capture.js';
-import { readLatestBoundary } from '../../ledger/latest.js';
+import { readBoundaryIdsOf, readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
 import { PHASES, type Phase, TRIGGERS, type Trigger } from '../../ledger/types.js';
 import { readJsonInput } from '../io.js';
@@ -48,7 +48,7 @@ export function registerSnapshot(program: Command): void {
     )
     .option(
       '--boundary <id>',
-      "boundary id (pre: default a new UUID; post: default the session's latest boundary)",
+      "boundary id (pre: default a new UUID; post: one of the session's boundaries, default its latest)",
     )
     .option('--runtime <name>', 'agent runtime, e.g. claude-code')
     .addOption(new Option('--trigger <trigger>', 'what started the compaction').choices(TRIGGERS))
@@ -82,6 +82,17 @@ export function registerSnapshot(program: Command): void {
         ]);
       }
       boundaryId = latest.boundaryId;
+    } else if (boundaryId !== latest?.boundaryId && !readBoundaryIdsOf(path, opts.session).has(boundaryId)) {
+      // A post snapshot for a boundary nobody opened would open one (a typo), and hide the
+      // session's real boundary in `status`.
+      throw new InputError('snapshot', [
+        {
+          path: '--boundary',
+          message: latest
+            ? `session has no boundary with this id in ${path} (its latest is ${latest.boundaryId}); omit --boundary to attach the post snapshot to the latest boundary`
+            : `session has no boundary in ${path} yet; record the pre snapshot first`,
+        },
+      ]);
     }
     const record = captureSnapshot({
       sessionId: opts.session,
