@@ -17,7 +17,16 @@
  *
  * Imports only node built-ins.
  */
-import { closeSync, constants, lstatSync, openSync, readFileSync, type Stats, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readFileSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileError, LedgerFileError } from './files.js';

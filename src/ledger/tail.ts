@@ -139,7 +139,11 @@ export function readTail(
     afterSeq,
     bytesBase64: torn.toString('base64'),
   };
-  const q = openNoFollow(quarantinePath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, FILE_MODE);
+  const q = openNoFollow(
+    quarantinePath,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+    FILE_MODE,
+  );
   try {
     onFile(quarantinePath, 'write', () => {
       writeSync(q, `${JSON.stringify(entry)}\n`);

@@ -77,12 +77,7 @@ function refuse(flag: string, message: string): never {
  * latest boundary without a pre snapshot, and a decision that pre snapshot does not have.
  * Returns the pre snapshot's digest of the decision.
  */
-function checkApprovable(
-  latest: BoundaryEvidence | null,
-  session: string,
-  decision: string,
-  path: string,
-): string {
+function checkApprovable(latest: BoundaryEvidence | null, decision: string, path: string): string {
   if (!latest) {
     refuse(
       '--session',
@@ -186,7 +181,7 @@ export function registerApprove(program: Command): void {
     const path = ledgerPathOf(opts);
     const chainKey = chainKeyOf(opts);
     const latest = readLatestBoundary(path, opts.session);
-    const pre = checkApprovable(latest, opts.session, opts.decision, path);
+    const pre = checkApprovable(latest, opts.decision, path);
     const record = buildApproval({
       sessionId: opts.session,
       decision: opts.decision,
