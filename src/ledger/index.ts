@@ -19,11 +19,17 @@ export type {
   RecordLocation,
 } from './evidence.js';
 export { RecordShapeError } from './evidence.js';
+export { LedgerFileError } from './files.js';
 export type { LeakKind, LeakProblem } from './guard.js';
 export { checkString, guardRecord } from './guard.js';
 export { hashScheme } from './hash-scheme.js';
 export type { LatestOptions, ReadPath } from './latest.js';
-export { readAllLatestBoundaries, readLatestActivity, readLatestBoundary } from './latest.js';
+export {
+  readAllLatestBoundaries,
+  readBoundaryIdsOf,
+  readLatestActivity,
+  readLatestBoundary,
+} from './latest.js';
 export type { LedgerOptions } from './ledger.js';
 export { Ledger, validateRecord } from './ledger.js';
 export type { LockOptions } from './lock.js';
@@ -31,6 +37,8 @@ export { LockTimeoutError } from './lock.js';
 export type { LedgerPathOptions, LedgerSidecars } from './paths.js';
 export { resolveLedgerPath, sidecarPaths } from './paths.js';
 export { classificationRecord, classifyEvidence, receiptIsCurrent } from './receipt.js';
+export type { SpotCheckOptions, SpotProblem } from './spot-check.js';
+export { spotCheck } from './spot-check.js';
 export type {
   ActivityRecord,
   ApprovalRecord,
