@@ -24,7 +24,7 @@ import {
 } from './evidence.js';
 import { onFile, openNoFollow, readSideFile } from './files.js';
 import { sidecarPaths } from './paths.js';
-import { forEachLine } from './scan.js';
+import { forEachLine, parseRecordLine } from './scan.js';
 import {
   type Covered,
   coveredMatches,
@@ -72,15 +72,6 @@ function sessionNeedle(sessionId: string): string {
   return `"sessionId":${JSON.stringify(sessionId)}`;
 }
 
-function parseLine(text: string): Rec | undefined {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Rec) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function recordCandidate(
   rec: Rec,
   offset: number,
@@ -102,7 +93,7 @@ function scanCandidates(fd: number, sessionId: string, from: number, to: number)
     fd,
     (line) => {
       if (!line.complete || !line.text.includes(needle)) return;
-      const rec = parseLine(line.text);
+      const rec = parseRecordLine(line.text);
       if (!rec || rec.sessionId !== sessionId) return;
       const r = recordCandidate(rec, line.offset, line.length);
       if (r) out.push(r.c);
@@ -120,7 +111,7 @@ function scanAllCandidates(fd: number, from: number, to: number): Map<string, Ca
     fd,
     (line) => {
       if (!line.complete) return;
-      const rec = parseLine(line.text);
+      const rec = parseRecordLine(line.text);
       const r = rec && recordCandidate(rec, line.offset, line.length);
       if (!r) return;
       const list = out.get(r.sessionId);
@@ -143,7 +134,7 @@ function loadEntry(fd: number, sessionId: string, c: Candidate<Handle>): Rec {
   const buf = Buffer.allocUnsafe(entry.length);
   const n = readSync(fd, buf, 0, entry.length, entry.offset);
   if (n !== entry.length || buf[n - 1] !== 0x0a) throw new StaleIndex();
-  const rec = parseLine(buf.toString('utf8', 0, n - 1));
+  const rec = parseRecordLine(buf.toString('utf8', 0, n - 1));
   if (!rec || rec.seq !== entry.seq || rec.sessionId !== sessionId) throw new StaleIndex();
   const again = entryOf(rec, entry.offset, entry.length);
   if (!again || again.entry.kind !== entry.kind || again.entry.tag !== entry.tag) throw new StaleIndex();

@@ -20,6 +20,18 @@ export interface LedgerLine {
 
 const CHUNK = 1 << 20;
 
+/** A line's JSON object, or undefined when it is not JSON or not an object. */
+export function parseRecordLine(text: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Calls `onLine` for every line of `fd` between byte offsets `from` and `to` (default: the whole
  * file as it is now). `from` must be the start of a line. Trailing bytes without a newline are

@@ -20,6 +20,7 @@ import { onFile, openNoFollow } from './files.js';
 import { hashScheme } from './hash-scheme.js';
 import { describeMismatch, headState, readHead, recordEndingAt } from './head.js';
 import { sidecarPaths } from './paths.js';
+import { parseRecordLine } from './scan.js';
 import { lastNewlineBefore } from './tail.js';
 import { MAX_RECORD_BYTES } from './types.js';
 import type { VerifyWhy } from './verify.js';
@@ -57,13 +58,7 @@ function readLineAt(fd: number, offset: number, size: number): string | undefine
 }
 
 function parse(text: string | undefined): Rec | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Rec) : undefined;
-  } catch {
-    return undefined;
-  }
+  return text === undefined ? undefined : parseRecordLine(text);
 }
 
 function checkRecord(

@@ -26,7 +26,7 @@ import { hashScheme } from './hash-scheme.js';
 import { describeMismatch, type HeadRead, readHead } from './head.js';
 import { sidecarPaths } from './paths.js';
 import { StoredRecordSchema } from './records.js';
-import { forEachLine, type LedgerLine } from './scan.js';
+import { forEachLine, type LedgerLine, parseRecordLine } from './scan.js';
 import { inodeOf, readCovered } from './session-index.js';
 
 /** Why a record failed verification. */
@@ -186,14 +186,8 @@ function verifyOpen(fd: number, ledgerPath: string, key: ChainKey | undefined, h
         `${l.length} bytes at offset ${l.offset} are not a whole record (a write torn by a crash); opening the ledger for writing moves them to ${sidecarPaths(ledgerPath).quarantine}`,
       );
     }
-    let rec: Rec;
-    try {
-      const v = JSON.parse(l.text) as unknown;
-      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-      rec = v as Rec;
-    } catch {
-      return fail(expected, 'edited', `line ${lineNo} is not a JSON record`);
-    }
+    const rec = parseRecordLine(l.text);
+    if (!rec) return fail(expected, 'edited', `line ${lineNo} is not a JSON record`);
     const seq = rec.seq;
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq)) {
       return fail(expected, 'edited', `line ${lineNo} has no integer seq`);

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ChainKey, canonicalJson, recordHash } from '../../src/ledger/chain.js';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const cliPath = join(repoRoot, 'bin', 'continuity.js');
@@ -76,4 +77,19 @@ export function readRecords(path: string): Array<Record<string, unknown>> {
     .split('\n')
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/**
+ * A ledger line edited as a careful attacker would: `edit` changes the parsed record, then its
+ * hash is recomputed (plain SHA-256, or under `key`) and the line written canonically again.
+ */
+export function rehashedLine(
+  line: string,
+  edit: (rec: Record<string, unknown>) => void,
+  key?: ChainKey,
+): string {
+  const rec = JSON.parse(line) as Record<string, unknown>;
+  edit(rec);
+  rec.hash = recordHash(rec, key);
+  return canonicalJson(rec);
 }

@@ -5,12 +5,11 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalJson, recordHash } from '../../src/ledger/chain.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { sidecarPaths } from '../../src/ledger/paths.js';
 import type { NewRecord } from '../../src/ledger/records.js';
 import { spotCheck } from '../../src/ledger/spot-check.js';
-import { runCli, tempDir } from './helpers.js';
+import { rehashedLine, runCli, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -93,10 +92,9 @@ describe('status warns when the ledger does not verify', () => {
 
   it('warns about a record edited with its hash recomputed (the next record no longer chains to it)', async () => {
     const lines = await writeLedger();
-    const rec = JSON.parse(lines[0]!) as Record<string, unknown>;
-    (rec.decisions as Record<string, { digest: string }>).target!.digest = d(9);
-    rec.hash = recordHash(rec, undefined);
-    lines[0] = canonicalJson(rec);
+    lines[0] = rehashedLine(lines[0]!, (rec) => {
+      (rec.decisions as Record<string, { digest: string }>).target!.digest = d(9);
+    });
     writeLines(lines);
     expect(status('--session', 's1').stderr).toMatch(/seq 1: edited: the record after seq 1 does not chain/);
   });

@@ -10,7 +10,7 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { sidecarPaths } from '../../src/ledger/paths.js';
 import type { NewRecord } from '../../src/ledger/records.js';
 import { VerifyConfigError, verifyLedger } from '../../src/ledger/verify.js';
-import { cleanEnv, runCli, tempDir } from './helpers.js';
+import { cleanEnv, rehashedLine, runCli, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -73,10 +73,9 @@ describe('verifyLedger', () => {
 
   it('catches an edit whose plain SHA-256 hash was recomputed, at the edited seq', async () => {
     const lines = await writeLedger(10);
-    const rec = JSON.parse(lines[4]!) as Record<string, unknown>;
-    rec.approvedBy = 'mallory';
-    rec.hash = recordHash(rec, undefined);
-    lines[4] = canonicalJson(rec);
+    lines[4] = rehashedLine(lines[4]!, (rec) => {
+      rec.approvedBy = 'mallory';
+    });
     writeLines(lines);
     const r = verifyLedger(ledgerPath);
     expect(r).toMatchObject({ ok: false, seq: 5, why: 'edited' });
@@ -159,10 +158,9 @@ describe('verifyLedger', () => {
 
     it('catches a last record rewritten with its hash recomputed, through the head', async () => {
       const lines = await writeLedger(5);
-      const rec = JSON.parse(lines[4]!) as Record<string, unknown>;
-      rec.approvedBy = 'mallory';
-      rec.hash = recordHash(rec, undefined);
-      lines[4] = canonicalJson(rec);
+      lines[4] = rehashedLine(lines[4]!, (rec) => {
+        rec.approvedBy = 'mallory';
+      });
       writeLines(lines);
       const r = verifyLedger(ledgerPath);
       expect(r).toMatchObject({ ok: false, seq: 5, why: 'edited' });
@@ -226,10 +224,9 @@ describe('HMAC chain', () => {
 
   it('catches an edit whose hash was recomputed with plain SHA-256', async () => {
     const lines = await writeLedger(6, key);
-    const rec = JSON.parse(lines[2]!) as Record<string, unknown>;
-    rec.approvedBy = 'mallory';
-    rec.hash = recordHash(rec, undefined);
-    lines[2] = canonicalJson(rec);
+    lines[2] = rehashedLine(lines[2]!, (rec) => {
+      rec.approvedBy = 'mallory';
+    });
     writeLines(lines);
     expect(verifyLedger(ledgerPath, { chainKey: key })).toMatchObject({ ok: false, seq: 3, why: 'edited' });
   });
