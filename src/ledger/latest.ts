@@ -26,21 +26,19 @@ import { onFile, openNoFollow, readSideFile } from './files.js';
 import { sidecarPaths } from './paths.js';
 import { forEachLine, parseRecordLine } from './scan.js';
 import {
-  type Covered,
   coveredMatches,
   entryOf,
   type IndexEntry,
   indexFile,
   inodeOf,
   isBoundaryKind,
-  type OpenedBoundary,
   parseEntries,
   readBoundaryIds,
   readCovered,
-  readEntriesFrom,
-  readLastBoundary,
   readLastEntry,
+  readSessionEvidence,
   readSessions,
+  type SessionEvidenceRead,
 } from './session-index.js';
 import { MAX_RECORD_BYTES } from './types.js';
 
@@ -141,22 +139,6 @@ function loadEntry(fd: number, sessionId: string, c: Candidate<Handle>): Rec {
   return rec;
 }
 
-/** What the index says about one session's evidence, read before the ledger's size. */
-interface SessionIndexRead {
-  /** The session's latest boundary per its `b-` file, when it is covered. */
-  opened: OpenedBoundary | undefined;
-  /** Its `s-` entries: from `opened` on, or all of them without `opened`. */
-  entries: IndexEntry[];
-}
-
-function readSessionIndex(indexDir: string, sessionId: string, covered: Covered): SessionIndexRead {
-  const file = indexFile(indexDir, 'evidence', sessionId);
-  const opened = readLastBoundary(indexDir, sessionId);
-  // A boundary past `covered` was indexed by a writer after `covered` was read: read everything.
-  if (opened && opened.seq <= covered.seq) return { opened, entries: readEntriesFrom(file, opened.seq) };
-  return { opened: undefined, entries: parseEntries(readSideFile(file) ?? '') };
-}
-
 function fromEntries(entries: IndexEntry[], size: number): Candidate<Handle>[] | undefined {
   const out: Candidate<Handle>[] = [];
   for (const entry of entries) {
@@ -176,7 +158,7 @@ function fromEntries(entries: IndexEntry[], size: number): Candidate<Handle>[] |
 function sessionCandidates(
   indexDir: string,
   sessionId: string,
-  read: SessionIndexRead,
+  read: SessionEvidenceRead,
   tail: readonly Candidate<Handle>[],
   size: number,
 ): Candidate<Handle>[] | undefined {
@@ -228,7 +210,7 @@ function latestFromIndex(
   // read last.
   const covered = readCovered(indexDir);
   if (!covered) return undefined;
-  const read = readSessionIndex(indexDir, sessionId, covered);
+  const read = readSessionEvidence(indexDir, sessionId, covered.seq);
   const size = sizeOf(fd, ledgerPath);
   if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
   const tail = scanCandidates(fd, sessionId, covered.end, size);
@@ -384,9 +366,9 @@ function allFromIndex(fd: number, ledgerPath: string): BoundaryEvidence[] | unde
   const { indexDir } = sidecarPaths(ledgerPath);
   const covered = readCovered(indexDir);
   if (!covered) return undefined;
-  const reads = new Map<string, SessionIndexRead>();
+  const reads = new Map<string, SessionEvidenceRead>();
   for (const sessionId of readSessions(indexDir))
-    reads.set(sessionId, readSessionIndex(indexDir, sessionId, covered));
+    reads.set(sessionId, readSessionEvidence(indexDir, sessionId, covered.seq));
   const size = sizeOf(fd, ledgerPath);
   if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
   const tails = scanAllCandidates(fd, covered.end, size);

@@ -212,53 +212,102 @@ export function parseEntries(text: string): IndexEntry[] {
   return out;
 }
 
-const BACK_CHUNK = 16 * 1024;
+// About 40 entries: an index file this small is read whole; a larger one from its end backwards,
+// in chunks that start this size and double (so a reader that needs only the last few entries
+// splits a few hundred bytes, not the file).
+const SMALL_INDEX_FILE = 1024;
+const MAX_BACK_CHUNK = 64 * 1024;
+
+/** Calls `onLine` for every line of the open file `fd` of `size` bytes, last first; `false` stops. */
+function backwardLines(fd: number, size: number, onLine: (line: string) => unknown): void {
+  let pos = size;
+  let carry = '';
+  let chunk = SMALL_INDEX_FILE;
+  let buf = Buffer.allocUnsafe(Math.min(chunk, size));
+  while (pos > 0) {
+    const start = Math.max(0, pos - chunk);
+    if (buf.length < pos - start) buf = Buffer.allocUnsafe(pos - start);
+    const n = readSync(fd, buf, 0, pos - start, start);
+    chunk = Math.min(chunk * 2, MAX_BACK_CHUNK);
+    pos = start;
+    const lines = (buf.toString('latin1', 0, n) + carry).split('\n');
+    // The first piece may be the end of a line that starts in the previous chunk.
+    carry = pos > 0 ? lines.shift()! : '';
+    for (let i = lines.length - 1; i >= 0; i--) if (onLine(lines[i]!) === false) return;
+  }
+  if (carry !== '') onLine(carry);
+}
+
+/** Opens an index file for reading without following a link; undefined when it does not exist. */
+function openIndexFile(file: string): number | undefined {
+  try {
+    return openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(file, 'open', e);
+  }
+}
 
 /**
  * Calls `onLine` for every line of the index file `file`, last first, reading backwards in
  * chunks. Return `false` to stop. A missing file has no lines.
  */
 export function forEachLineBackward(file: string, onLine: (line: string) => unknown): void {
-  let fd: number;
+  const fd = openIndexFile(file);
+  if (fd === undefined) return;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw fileError(file, 'open', e);
-  }
-  try {
-    let pos = fstatSync(fd).size;
-    let carry = '';
-    const buf = Buffer.allocUnsafe(BACK_CHUNK);
-    while (pos > 0) {
-      const start = Math.max(0, pos - BACK_CHUNK);
-      const n = readSync(fd, buf, 0, pos - start, start);
-      pos = start;
-      const lines = (buf.toString('latin1', 0, n) + carry).split('\n');
-      // The first piece may be the end of a line that starts in the previous chunk.
-      carry = pos > 0 ? lines.shift()! : '';
-      for (let i = lines.length - 1; i >= 0; i--) if (onLine(lines[i]!) === false) return;
-    }
-    if (carry !== '') onLine(carry);
+    backwardLines(fd, fstatSync(fd).size, onLine);
   } finally {
     closeSync(fd);
   }
 }
 
 /**
- * The entries of an index file with a seq of at least `minSeq`, in seq order, read from the end.
+ * The entries with a seq of at least `minSeq` among `fd`'s lines, in seq order, read from the end.
  * Entries are appended in seq order (a writer catching up after a crash may repeat some, which
  * are merged here), so the read stops at the first entry below `minSeq`.
  */
-export function readEntriesFrom(file: string, minSeq: number): IndexEntry[] {
+function entriesFrom(fd: number, size: number, minSeq: number): IndexEntry[] {
   const bySeq = new Map<number, IndexEntry>();
-  forEachLineBackward(file, (line) => {
+  backwardLines(fd, size, (line) => {
     const e = parseEntry(line);
     if (!e) return;
     if (e.seq < minSeq) return false;
     if (!bySeq.has(e.seq)) bySeq.set(e.seq, e);
   });
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+}
+
+/** What the index holds for a reader of one session's evidence. */
+export interface SessionEvidenceRead {
+  /** The session's latest boundary per its `b-` file, when the entries were cut to it. */
+  opened: OpenedBoundary | undefined;
+  /** Its `s-` entries: from `opened` on, or all of them without `opened`. */
+  entries: IndexEntry[];
+}
+
+/**
+ * A session's `s-` entries for finding its latest boundary. A small file (1 KiB) is taken
+ * whole; a larger one only from the session's latest boundary on (from its `b-` file), read
+ * backwards, so the cost does not grow with the session's earlier boundaries. A latest boundary
+ * past `coveredSeq` was indexed after `covered` was read: then everything is read.
+ */
+export function readSessionEvidence(
+  indexDir: string,
+  sessionId: string,
+  coveredSeq: number,
+): SessionEvidenceRead {
+  const file = indexFile(indexDir, 'evidence', sessionId);
+  const fd = openIndexFile(file);
+  if (fd === undefined) return { opened: undefined, entries: [] };
+  try {
+    const size = fstatSync(fd).size;
+    const opened = size > SMALL_INDEX_FILE ? readLastBoundary(indexDir, sessionId) : undefined;
+    if (opened && opened.seq <= coveredSeq) return { opened, entries: entriesFrom(fd, size, opened.seq) };
+    return { opened: undefined, entries: entriesFrom(fd, size, 0) };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The last entry of an index file (the highest seq), or undefined when it has none. */

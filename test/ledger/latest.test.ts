@@ -261,7 +261,9 @@ describe('readLatestBoundary', () => {
   it('answers every session from the index exactly what a full scan answers, late records and tails included', async () => {
     const l = Ledger.open(ledgerPath);
     const batch: NewRecord[] = [];
-    for (let i = 0; i < 540; i++) {
+    // Enough records that each session's index file is read from its latest boundary backwards
+    // (more than 1 KiB), not whole.
+    for (let i = 0; i < 8100; i++) {
       // Each session goes through every kind of record, six records per boundary.
       const s = `s${i % 9}`;
       const b = `b${Math.floor(i / 54)}`;
@@ -284,9 +286,14 @@ describe('readLatestBoundary', () => {
         });
       else if (r === 4) batch.push({ type: 'boundary', sessionId: s, boundaryId: b, compactedAt: t(i % 60) });
       else batch.push({ type: 'activity', sessionId: s, state: 'idle', at: t(i % 60) });
-      if (batch.length === 40) await l.appendBatch(batch.splice(0));
+      if (batch.length === 900) await l.appendBatch(batch.splice(0));
     }
     await l.close();
+    const idx = sidecarPaths(ledgerPath).indexDir;
+    const { readdirSync, statSync } = await import('node:fs');
+    const sFiles = readdirSync(idx).filter((f) => f.startsWith('s-'));
+    expect(sFiles).toHaveLength(9);
+    for (const f of sFiles) expect(statSync(join(idx, f)).size).toBeGreaterThan(1024);
     const read = (forceScan: boolean) => {
       let path: ReadPath | undefined;
       const all = readAllLatestBoundaries(ledgerPath, { forceScan, onPath: (p) => (path = p) });
@@ -300,7 +307,6 @@ describe('readLatestBoundary', () => {
 
     // Records after `covered` (a writer killed before its index update): a new boundary of an
     // indexed session, a late record for an old one, and a session the index has never seen.
-    const idx = sidecarPaths(ledgerPath).indexDir;
     const backup = `${idx}.backup`;
     cpSync(idx, backup, { recursive: true });
     const more = Ledger.open(ledgerPath);
@@ -321,27 +327,25 @@ describe('readLatestBoundary', () => {
 
   it("reads a session's latest boundary without the index entries of its earlier boundaries", async () => {
     const l = Ledger.open(ledgerPath);
-    for (let b = 0; b < 20; b++) {
-      await l.appendBatch([
-        snap('s', `b${b}`, 'pre', { scope: b, target: 1, acceptance_test: 2 }, b),
-        snap('s', `b${b}`, 'post', { scope: b, target: 1, acceptance_test: 2 }, b + 1),
-      ]);
+    const batch: NewRecord[] = [];
+    for (let b = 0; b < 400; b++) {
+      batch.push(
+        snap('s', `b${b}`, 'pre', { scope: b, target: 1, acceptance_test: 2 }, b % 60),
+        snap('s', `b${b}`, 'post', { scope: b, target: 1, acceptance_test: 2 }, (b + 1) % 60),
+      );
     }
+    await l.appendBatch(batch);
     await l.close();
     const expected = readWith('s', { forceScan: true }).ev;
-    expect(expected?.boundaryId).toBe('b19');
+    expect(expected?.boundaryId).toBe('b399');
     // Keep only the entries of the latest boundary: the answer and the path do not change.
     const idx = sidecarPaths(ledgerPath).indexDir;
     const { readdirSync } = await import('node:fs');
     const f = join(idx, readdirSync(idx).find((x) => x.startsWith('s-'))!);
-    writeFileSync(
-      f,
-      readFileSync(f, 'utf8')
-        .split('\n')
-        .slice(-2)
-        .map((e) => `\n${e}`)
-        .join(''),
-    );
+    expect(readFileSync(f).length).toBeGreaterThan(1024);
+    const kept = readFileSync(f, 'utf8').split('\n').slice(-2);
+    // Padding in place of the earlier entries keeps the file large enough to be read backwards.
+    writeFileSync(f, `${' '.repeat(2000)}${kept.map((e) => `\n${e}`).join('')}`);
     expect(readWith('s')).toEqual({ ev: expected, path: 'index' });
     expect(readAllLatestBoundaries(ledgerPath)).toEqual([expected]);
   });
