@@ -35,13 +35,14 @@ export const TimestampSchema = z
   .string({ error: 'expected RFC 3339 UTC time (string)' })
   .refine(isRfc3339Utc, { error: 'expected RFC 3339 UTC time, e.g. 2026-11-30T12:00:00Z' });
 
+/** What an opaque identifier must be, as an error message says it. */
+export const OPAQUE_ID_EXPECTED =
+  'expected an opaque identifier: letters, digits and ._:@#+=/- only, no spaces, not a path, at most 256';
+
 /** An opaque identifier (see {@link OPAQUE_ID_PATTERN}). */
 export const OpaqueIdSchema = z
   .string({ error: 'expected an opaque identifier (string)' })
-  .regex(OPAQUE_ID_PATTERN, {
-    error:
-      'expected an opaque identifier: letters, digits and ._:@#+=/- only, no spaces, not a path, at most 256',
-  });
+  .regex(OPAQUE_ID_PATTERN, { error: OPAQUE_ID_EXPECTED });
 
 /** A decision's revision: an integer >= 1. */
 export const RevisionSchema = z

@@ -111,6 +111,29 @@ describe('continuity observe', () => {
     }
   });
 
+  it('reports a session id that is given but unusable as invalid, naming where it came from, never as missing', async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      const empty = await runCli(['observe', '--session', '', '--decision', 'scope=1'], {
+        env: world.shellEnv,
+        cwd: world.project,
+      });
+      expect(empty.status).toBe(EXIT.badInput);
+      expect(empty.stderr).toContain('--session: (option): expected an opaque identifier');
+      expect(empty.stderr).not.toContain('pass --session ID');
+      const fromEnv = await runCli(['observe', '--decision', 'scope=1'], {
+        env: { ...world.shellEnv, CLAUDE_CODE_SESSION_ID: 'not an/../id' },
+        cwd: world.project,
+      });
+      expect(fromEnv.status).toBe(EXIT.badInput);
+      expect(fromEnv.stderr).toContain('--session: CLAUDE_CODE_SESSION_ID: expected an opaque identifier');
+      expect(fromEnv.stderr).not.toContain('not an');
+      expect(existsSync(world.ledger)).toBe(false);
+    } finally {
+      world.dispose();
+    }
+  });
+
   it('says there is nothing to restate when the session was never compacted, and records nothing', async () => {
     const world = makeWorld(CLOSED);
     try {

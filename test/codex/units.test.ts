@@ -93,6 +93,18 @@ describe('the translation table against the orders codex 0.171.0 sent', () => {
   });
 });
 
+describe('toPayload', () => {
+  it.each([
+    ['no event', { session_id: 'a' }, 'hook_event_name is missing'],
+    ['no id', { hook_event_name: 'Stop' }, 'Stop: session_id is missing'],
+    ['an empty id', { session_id: '', hook_event_name: 'Stop' }, 'Stop: session_id is invalid'],
+    ['an id with a space', { session_id: 'a b', hook_event_name: 'Stop' }, 'Stop: session_id is invalid'],
+    ['a numeric id', { session_id: 42, hook_event_name: 'Stop' }, 'Stop: session_id is invalid'],
+  ])('names the problem for %s, an id present but unusable as invalid', (_what, fields, problem) => {
+    expect(toPayload(fields)).toEqual({ ok: false, problem });
+  });
+});
+
 describe('patchTargets', () => {
   it.each([
     ['*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\n', ['a.txt']],

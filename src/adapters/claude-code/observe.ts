@@ -8,17 +8,22 @@
  * compaction hooks record (keyed by the project directory, in a 0600 file under the state root).
  */
 import { resolve } from 'node:path';
-import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
-import { InputError } from '../../decision/problems.js';
+import type { InputError } from '../../decision/problems.js';
 import type { AdapterConfig } from '../core/config.js';
 import type { Voice } from '../core/messages.js';
-import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
+import {
+  type RestateResult,
+  recordRestatement,
+  renderRestatement,
+  restatementSession,
+} from '../core/restatement.js';
 import { findProjectSession, type StateDir } from '../core/state.js';
 
 export { findProjectSession } from '../core/state.js';
 
 import {
   type ClaudeCodeEnv,
+  CLAUDE_ENV,
   claudeCodeState,
   claudeCodeVoice,
   loadClaudeCodeConfig,
@@ -75,19 +80,11 @@ export async function runObserve(
   const projectDir = options.project ? resolve(options.project) : (env.projectDir ?? process.cwd());
   const config = target.config(projectDir, env);
   const state = target.state(env);
-  const sessionId = options.session ?? env.sessionId ?? findProjectSession(state, projectDir);
-  if (!sessionId) {
-    throw new InputError('--session', [
-      {
-        path: '(option)',
-        message:
-          'no session given and none recorded for this project; pass --session ID (the id is in the context added after compaction)',
-      },
-    ]);
-  }
-  if (!OPAQUE_ID_PATTERN.test(sessionId)) {
-    throw new InputError('--session', [{ path: '(option)', message: 'expected an opaque identifier' }]);
-  }
+  const sessionId = restatementSession(options.session, () => {
+    if (env.sessionId !== undefined) return { id: env.sessionId, from: CLAUDE_ENV.sessionId };
+    const id = findProjectSession(state, projectDir);
+    return id === undefined ? undefined : { id, from: "the project's recorded session" };
+  });
   return recordRestatement({
     config,
     state,

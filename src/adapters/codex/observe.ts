@@ -9,10 +9,8 @@
  * Codex gives its hooks and the agent's shell no session variable.
  */
 import { resolve } from 'node:path';
-import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
-import { InputError } from '../../decision/problems.js';
 import { systemNow, taskRecordLabel } from '../core/recording.js';
-import { type RestateResult, recordRestatement } from '../core/restatement.js';
+import { type RestateResult, recordRestatement, restatementSession } from '../core/restatement.js';
 import { findProjectSession } from '../core/state.js';
 import { codexState, codexVoice, findProjectDir, loadCodexConfig, resolveCodexEnv } from './config.js';
 
@@ -43,19 +41,10 @@ export async function runCodexObserve(options: CodexObserveOptions): Promise<Res
   const projectDir = options.project ? resolve(options.project) : (findProjectDir(env, cwd) ?? cwd);
   const { config } = loadCodexConfig(projectDir, env);
   const state = codexState(env);
-  const sessionId = options.session ?? findProjectSession(state, projectDir);
-  if (!sessionId) {
-    throw new InputError('--session', [
-      {
-        path: '(option)',
-        message:
-          'no session given and none recorded for this project; pass --session ID (the id is in the context added after compaction)',
-      },
-    ]);
-  }
-  if (!OPAQUE_ID_PATTERN.test(sessionId)) {
-    throw new InputError('--session', [{ path: '(option)', message: 'expected an opaque identifier' }]);
-  }
+  const sessionId = restatementSession(options.session, () => {
+    const id = findProjectSession(state, projectDir);
+    return id === undefined ? undefined : { id, from: "the project's recorded session" };
+  });
   return recordRestatement({
     config,
     state,

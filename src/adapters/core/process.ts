@@ -195,6 +195,14 @@ export function sessionIdOf(
 }
 
 /**
+ * Why a payload's required field `key`, refused by its check, cannot be used: `missing` when it
+ * is absent (or null), else `invalid`. The value is never quoted.
+ */
+export function fieldProblem(obj: Record<string, unknown>, key: string): string {
+  return obj[key] === undefined || obj[key] === null ? `${key} is missing` : `${key} is invalid`;
+}
+
+/**
  * A top-level string field from the head of a payload too large to parse. Only fields before the
  * huge one can be trusted; a field name inside a JSON string has its quotes escaped, so an
  * unescaped `"name":"value"` is structural.

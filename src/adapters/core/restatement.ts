@@ -10,6 +10,7 @@
 import {
   type DecisionMap,
   NORMALIZER_VERSION,
+  OPAQUE_ID_EXPECTED,
   OPAQUE_ID_PATTERN,
   type Snapshot,
 } from '../../decision/model.js';
@@ -156,6 +157,37 @@ export function digestRestatement(doc: unknown, source: string, ctx: Restatement
 }
 
 // ── Recording a restatement ───────────────────────────────────────────────────────────────────
+/** A session id and where it came from: `(option)` for `--session`, else its source's name. */
+export interface SessionSource {
+  id: string;
+  from: string;
+}
+
+/**
+ * The session `continuity observe` restates for: `--session` when given (even empty), else the
+ * runtime's `fallback` (an environment variable, the project's recorded session). A missing id
+ * and an invalid one are told apart, the invalid one never quoted. Throws {@link InputError}.
+ */
+export function restatementSession(
+  given: string | undefined,
+  fallback: () => SessionSource | undefined,
+): string {
+  const found = given !== undefined ? { id: given, from: '(option)' } : fallback();
+  if (!found) {
+    throw new InputError('--session', [
+      {
+        path: '(option)',
+        message:
+          'no session given and none recorded for this project; pass --session ID (the id is in the context added after compaction)',
+      },
+    ]);
+  }
+  if (!OPAQUE_ID_PATTERN.test(found.id)) {
+    throw new InputError('--session', [{ path: found.from, message: OPAQUE_ID_EXPECTED }]);
+  }
+  return found.id;
+}
+
 /** What recording a restatement needs. */
 export interface RestateOptions {
   config: AdapterConfig;
