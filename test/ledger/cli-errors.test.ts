@@ -135,9 +135,9 @@ describe('JSON syntax errors', () => {
   });
 });
 
-describe('I/O errors name their file', () => {
-  const good = JSON.stringify({ scope: 'a', target: 'b', acceptance_test: 'c' });
+const good = JSON.stringify({ scope: 'a', target: 'b', acceptance_test: 'c' });
 
+describe('I/O errors name their file', () => {
   it('a decisions file that is a directory (exit 2)', () => {
     const r = runCli([
       'snapshot',
@@ -203,7 +203,7 @@ describe('I/O errors name their file', () => {
     );
   });
 
-  it('an append the file system refuses (file too large; a full disk takes the same path), nothing partial left', () => {
+  it('an append past the file size limit (EFBIG), nothing partial left', () => {
     const ledger = join(tmp.dir, 'limited', 'ledger.jsonl');
     for (let i = 0; i < 4; i++) {
       const r = runCli(
@@ -237,5 +237,62 @@ describe('I/O errors name their file', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(`continuity: ${ledger}: cannot append: file too large (EFBIG)\n`);
     expect(runCli(['ledger', 'verify', '--ledger', ledger]).stdout).toContain('intact, 4 records');
+  });
+});
+
+/**
+ * A real full disk: a 64 KiB tmpfs mounted in a user and mount namespace of our own (no root, no
+ * change to the machine), filled with a file. The script prints what each step answered.
+ */
+const FULL_DISK_SCRIPT = `
+set -u
+M=$1; CLI=$2
+mount -t tmpfs -o size=64k,mode=0700 tmpfs "$M" || { echo "mount-failed"; exit 0; }
+L="$M/state/ledger.jsonl"
+snap() { "$NODE" "$CLI" snapshot --session s --phase pre --ledger "$L" --decisions - <<<"$GOOD" >/dev/null 2>"$M.err"; }
+snap || { echo "first-append-failed"; cat "$M.err"; exit 0; }
+dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null
+snap; echo "full rc=$?"; cat "$M.err"
+# One page free: the lock takes it, so the append that needs a new page of the ledger fails.
+truncate -s -4096 "$M/filler"
+for i in $(seq 1 20); do snap || { echo "page rc=$? after=$i"; cat "$M.err"; break; }; done
+"$NODE" "$CLI" ledger verify --json --ledger "$L"
+rm "$M/filler"
+snap; echo "freed rc=$?"
+"$NODE" "$CLI" ledger verify --json --ledger "$L"
+`;
+
+describe('a full disk (ENOSPC)', () => {
+  it('names the lock or the ledger, exit 3, leaves nothing partial, and appends again once space is free', () => {
+    const mount = join(tmp.dir, 'full-disk');
+    mkdirSync(mount);
+    const script = join(tmp.dir, 'full-disk.sh');
+    writeFileSync(script, FULL_DISK_SCRIPT);
+    const r = spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'bash', script, mount, cliPath], {
+      encoding: 'utf8',
+      env: cleanEnv({ NODE: process.execPath, GOOD: good }),
+    });
+    expect(
+      r.status === 0 && !r.stdout.startsWith('mount-failed'),
+      `this test mounts a tmpfs in a user namespace of its own; it needs unshare (util-linux) and unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1): ${r.error?.message ?? r.stderr}`,
+    ).toBe(true);
+    const lines = r.stdout.trim().split('\n');
+    const ledger = join(mount, 'state', 'ledger.jsonl');
+    // No page at all: the lock cannot be written; nothing is appended.
+    expect(lines[0]).toBe('full rc=3');
+    expect(lines[1]).toBe(
+      `continuity: ${ledger}.lock: cannot write the lock: no space left on the device (ENOSPC)`,
+    );
+    // One page: appends go on until the ledger needs a page of its own.
+    const page = /^page rc=(\d+) after=(\d+)$/.exec(lines[2] ?? '');
+    expect(page?.[1], r.stdout).toBe('3');
+    const appended = Number(page?.[2]) - 1;
+    expect(appended).toBeGreaterThan(0);
+    expect(lines[3]).toBe(`continuity: ${ledger}: cannot append: no space left on the device (ENOSPC)`);
+    // The refused append left nothing: the ledger holds exactly the appends reported done.
+    expect(JSON.parse(lines[4]!)).toMatchObject({ ok: true, records: 1 + appended, quarantined: 0 });
+    // Space back: the next append works on the same ledger, with no restart or repair.
+    expect(lines[5]).toBe('freed rc=0');
+    expect(JSON.parse(lines[6]!)).toMatchObject({ ok: true, records: 2 + appended, quarantined: 0 });
   });
 });
