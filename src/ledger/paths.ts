@@ -48,9 +48,18 @@ export function resolveLedgerPath(options: LedgerPathOptions = {}): string {
   const env = options.env ?? process.env;
   if (options.flag) return resolve(options.flag);
   if (env[LEDGER_ENV]) return resolve(env[LEDGER_ENV]);
+  return join(defaultStateDir(env), DEFAULT_LEDGER_FILE);
+}
+
+/**
+ * The default state directory, `$XDG_STATE_HOME/agent-continuity`, else
+ * `~/.local/state/agent-continuity`; a relative `XDG_STATE_HOME` or `HOME` is ignored, so the
+ * result is always absolute and never under the working directory.
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_STATE_HOME;
   const stateHome = xdg && isAbsolute(xdg) ? xdg : join(homeOf(env), '.local', 'state');
-  return join(stateHome, STATE_DIR_NAME, DEFAULT_LEDGER_FILE);
+  return join(stateHome, STATE_DIR_NAME);
 }
 
 /** The files kept beside a ledger. */

@@ -19,6 +19,7 @@ import {
 import { hostname } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { resolveEnv } from '../../src/adapters/core/config.js';
 import { InputError } from '../../src/decision/problems.js';
 import { LedgerFileError } from '../../src/ledger/files.js';
 import { checkString, guardRecord } from '../../src/ledger/guard.js';
@@ -344,6 +345,20 @@ describe('files and paths', () => {
     expect(isAbsolute(p)).toBe(true);
     expect(p.startsWith(process.cwd())).toBe(false);
     expect(p.endsWith('/.local/state/agent-continuity/ledger.jsonl')).toBe(true);
+  });
+
+  it("gives the hooks' state directory and ledger by the same rule (a relative HOME is ignored there too)", () => {
+    for (const env of [
+      { HOME: 'relative-home' },
+      { HOME: 'relative-home', XDG_STATE_HOME: 'relative-state' },
+      { HOME: '/home/someone' },
+      { HOME: '/home/someone', XDG_STATE_HOME: '/var/state' },
+    ]) {
+      const hooks = resolveEnv(env);
+      expect(hooks.ledgerPath, JSON.stringify(env)).toBe(resolveLedgerPath({ env }));
+      expect(hooks.stateRoot, JSON.stringify(env)).toBe(dirname(resolveLedgerPath({ env })));
+      expect(hooks.stateRoot.startsWith(process.cwd()), JSON.stringify(env)).toBe(false);
+    }
   });
 
   describe('symbolic links are refused, never followed', () => {

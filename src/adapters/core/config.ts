@@ -18,11 +18,11 @@
  * (`conflicting`) or a state and reason (`unverified/pre_snapshot_missing`); the more specific
  * key wins.
  *
- * Lean on purpose: the write gate loads it on every tool call (node:path and two tiny modules).
+ * Lean on purpose: the write gate loads it on every tool call (node built-ins and a few tiny modules).
  */
-import { userInfo } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
+import { defaultStateDir } from '../../ledger/paths.js';
 import type { ExportSpan } from '../../export/spans.js';
 import type { GateVerdict } from './events.js';
 import { isRecord, readJsonFile } from './state.js';
@@ -68,29 +68,12 @@ export interface ContinuityEnv {
 
 const PASSED = /^(?:CONTINUITY_|XDG_STATE_HOME$|HOME$)/;
 
-/**
- * The user's home directory: `HOME` when it is absolute, else the account's home from the system.
- * A relative `HOME` (or `XDG_STATE_HOME`, below) is ignored, as the XDG specification says of
- * relative values: it would put the state in whatever directory a hook runs in, the project.
- */
-function homeOf(env: NodeJS.ProcessEnv): string {
-  if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
-  try {
-    const home = userInfo().homedir;
-    if (home && isAbsolute(home)) return home;
-  } catch {
-    // No account entry (some containers).
-  }
-  return '/';
-}
-
 /** Resolves the environment once. `env` is normally `process.env`; nothing else reads it. */
 export function resolveEnv(env: NodeJS.ProcessEnv): ContinuityEnv {
   const vars: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && PASSED.test(k)) vars[k] = v;
-  const home = homeOf(env);
-  const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
-  const stateBase = join(xdg ?? join(home, '.local', 'state'), 'agent-continuity');
+  // The ledger's own rule: a relative XDG_STATE_HOME or HOME is ignored.
+  const stateBase = defaultStateDir(env);
   const stateRoot = env[ENV.stateDir] ? resolve(env[ENV.stateDir]!) : stateBase;
   const ledgerExplicit = Boolean(env[ENV.ledger]);
   const deadline = Number(env[ENV.hookDeadline]);
