@@ -335,7 +335,7 @@ describe.concurrent('continuity classify', () => {
       expect(r).toEqual({
         status: EXIT.badInput,
         stdout: '',
-        stderr: `continuity: ${missing}: (file): cannot read (ENOENT)\n`,
+        stderr: `continuity: ${missing}: (file): cannot read: no such file or directory (ENOENT)\n`,
       });
     });
 
@@ -345,7 +345,7 @@ describe.concurrent('continuity classify', () => {
       const r = await run(['classify', sub]);
       expect(r.status).toBe(EXIT.badInput);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toContain(`${sub}: (file): cannot read (EISDIR)`);
+      expect(r.stderr).toContain(`${sub}: (file): cannot read: is a directory (EISDIR)`);
     });
 
     it('names stdin as the source for -', async ({ expect }) => {

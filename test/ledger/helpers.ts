@@ -13,6 +13,12 @@ export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..'
 export const cliPath = join(repoRoot, 'bin', 'continuity.js');
 export const writerPath = join(repoRoot, 'test', 'ledger', 'fixtures', 'writer.mjs');
 
+/** A well-formed SHA-256 digest made from `i`. */
+export const digestOf = (i: number): string => `sha256:${i.toString(16).padStart(64, '0')}`;
+
+/** 2026-11-30T12:00:`s`Z (seconds past 59 carry over). */
+export const utcSecond = (s: number): string => new Date(Date.UTC(2026, 10, 30, 12, 0, s)).toISOString();
+
 /** A fresh temporary directory and a function removing it. */
 export function tempDir(prefix = 'ledger-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

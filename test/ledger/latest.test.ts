@@ -16,7 +16,7 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { sidecarPaths } from '../../src/ledger/paths.js';
 import { classifyEvidence } from '../../src/ledger/receipt.js';
 import type { NewRecord } from '../../src/ledger/records.js';
-import { tempDir } from './helpers.js';
+import { digestOf as d, utcSecond as t, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -25,9 +25,6 @@ let ledgerPath = '';
 beforeEach(() => {
   ledgerPath = join(tmp.dir, `case-${++n}`, 'ledger.jsonl');
 });
-
-const d = (i: number) => `sha256:${i.toString(16).padStart(64, '0')}`;
-const t = (s: number) => new Date(Date.UTC(2026, 10, 30, 12, 0, s)).toISOString();
 
 function snap(
   sessionId: string,

@@ -9,7 +9,7 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { sidecarPaths } from '../../src/ledger/paths.js';
 import type { NewRecord } from '../../src/ledger/records.js';
 import { spotCheck } from '../../src/ledger/spot-check.js';
-import { rehashedLine, runCli, tempDir } from './helpers.js';
+import { digestOf as d, rehashedLine, runCli, utcSecond as t, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -19,8 +19,6 @@ beforeEach(() => {
   ledgerPath = join(tmp.dir, `case-${++n}`, 'ledger.jsonl');
 });
 
-const d = (i: number) => `sha256:${i.toString(16).padStart(64, '0')}`;
-const t = (s: number) => new Date(Date.UTC(2026, 10, 30, 12, 0, s)).toISOString();
 const snap = (sessionId: string, phase: 'pre' | 'post', target: number, at: number): NewRecord => ({
   type: 'snapshot',
   phase,
