@@ -3,9 +3,9 @@
  * any repository working tree, so the record survives the conversation and is never committed.
  */
 import { mkdirSync } from 'node:fs';
-import { homedir, userInfo } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { assertRealDir, onFile } from './files.js';
+import { defaultStateDir } from './state-home.js';
 import { DIR_MODE, LEDGER_ENV } from './types.js';
 
 /** How the ledger path is chosen. */
@@ -18,24 +18,7 @@ export interface LedgerPathOptions {
 
 /** The ledger file name inside the default state directory. */
 export const DEFAULT_LEDGER_FILE = 'ledger.jsonl';
-/** The directory name inside the user's state directory. */
-export const STATE_DIR_NAME = 'agent-continuity';
-
-/**
- * The user's home directory: `HOME` when it is an absolute path, else the account's home from the
- * system (a relative `HOME` would put the state in whatever directory a process runs in).
- */
-function homeOf(env: NodeJS.ProcessEnv): string {
-  if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
-  try {
-    const home = userInfo().homedir;
-    if (home && isAbsolute(home)) return home;
-  } catch {
-    // No passwd entry (some containers): fall through.
-  }
-  const fallback = homedir();
-  return isAbsolute(fallback) ? fallback : '/';
-}
+export { defaultStateDir, STATE_DIR_NAME } from './state-home.js';
 
 /**
  * Resolves the ledger path: `flag` > `CONTINUITY_LEDGER` > `$XDG_STATE_HOME/agent-continuity/ledger.jsonl`
@@ -49,17 +32,6 @@ export function resolveLedgerPath(options: LedgerPathOptions = {}): string {
   if (options.flag) return resolve(options.flag);
   if (env[LEDGER_ENV]) return resolve(env[LEDGER_ENV]);
   return join(defaultStateDir(env), DEFAULT_LEDGER_FILE);
-}
-
-/**
- * The default state directory, `$XDG_STATE_HOME/agent-continuity`, else
- * `~/.local/state/agent-continuity`; a relative `XDG_STATE_HOME` or `HOME` is ignored, so the
- * result is always absolute and never under the working directory.
- */
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  const stateHome = xdg && isAbsolute(xdg) ? xdg : join(homeOf(env), '.local', 'state');
-  return join(stateHome, STATE_DIR_NAME);
 }
 
 /** The files kept beside a ledger. */

@@ -137,6 +137,8 @@ describe('the write gate fast path', () => {
         'src/adapters/core/state.ts',
         'src/adapters/hook.ts',
         'src/classify/states.ts',
+        // The default state directory (node built-ins only).
+        'src/ledger/state-home.ts',
       ].sort(),
     );
   });
