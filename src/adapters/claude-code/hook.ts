@@ -103,7 +103,11 @@ export type PayloadResult =
 export function toPayload(raw: unknown): PayloadResult {
   if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
   const event = stringField(raw, 'hook_event_name', 128);
-  if (!event) return { ok: false, problem: 'hook_event_name is missing' };
+  if (!event)
+    return {
+      ok: false,
+      problem: `hook_event_name is ${raw.hook_event_name == null ? 'missing' : 'invalid'}`,
+    };
   const id = sessionIdOf(raw, event);
   if ('problem' in id) return { ok: false, problem: id.problem };
   const p: HookPayload = { event, sessionId: id.id };

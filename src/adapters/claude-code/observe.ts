@@ -22,8 +22,8 @@ import { findProjectSession, type StateDir } from '../core/state.js';
 export { findProjectSession } from '../core/state.js';
 
 import {
-  type ClaudeCodeEnv,
   CLAUDE_ENV,
+  type ClaudeCodeEnv,
   claudeCodeState,
   claudeCodeVoice,
   loadClaudeCodeConfig,

@@ -22,8 +22,8 @@
  */
 import { join, resolve } from 'node:path';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
-import { defaultStateDir } from '../../ledger/state-home.js';
 import type { ExportSpan } from '../../export/spans.js';
+import { defaultStateDir } from '../../ledger/state-home.js';
 import type { GateVerdict } from './events.js';
 import { isRecord, readJsonFile } from './state.js';
 
