@@ -15,11 +15,11 @@
  * where the user enables the sandbox (bubblewrap), and then also stops Bash commands that build
  * the path at run time (docs/claude-code.md).
  */
-import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
 import { PROJECT_STATE_DIR } from '../core/config.js';
-import { binPath, ensureProjectFiles } from '../core/project.js';
+import { binPath, ensureProjectFiles, readJsonSettings, writeJsonSettings } from '../core/project.js';
 import { ensureDir, isRecord, readJsonFile, writeFileAtomic } from '../core/state.js';
 import { type ClaudeCodeEnv, DEFAULT_GATED_TOOLS, onPath, resolveClaudeCodeEnv } from './config.js';
 
@@ -306,25 +306,6 @@ export interface InitOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-function readSettings(path: string, rel: string): { doc: unknown; mode: number } {
-  if (!existsSync(path)) return { doc: {}, mode: 0o644 };
-  const text = readFileSync(path, 'utf8');
-  const mode = statSync(path).mode & 0o777;
-  try {
-    return { doc: text.trim() === '' ? {} : JSON.parse(text), mode };
-  } catch (e) {
-    throw new InputError(rel, [
-      { path: '(root)', message: `invalid JSON (${(e as Error).message}); fix it, nothing was changed` },
-    ]);
-  }
-}
-
-function writeSettings(path: string, settings: unknown, mode: number): void {
-  ensureDir(dirname(path));
-  writeFileAtomic(path, `${JSON.stringify(settings, null, 2)}\n`);
-  chmodSync(path, mode);
-}
-
 function installedRules(project: string): ProtectionRules {
   const raw = readJsonFile(join(project, INSTALLED_FILE));
   const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -339,7 +320,7 @@ export function runInit(options: InitOptions): string[] {
   const project = options.project;
   const settingsRel = options.settings ?? join('.claude', 'settings.json');
   const settingsPath = join(project, settingsRel);
-  const { doc, mode } = readSettings(settingsPath, settingsRel);
+  const { doc, mode } = readJsonSettings(settingsPath, settingsRel);
   return options.remove
     ? remove({ project, settingsRel, settingsPath, doc, mode, env })
     : install(options, { project, settingsRel, settingsPath, doc, mode, env });
@@ -382,7 +363,7 @@ function install(options: InitOptions, t: Target): string[] {
   const rules = protectionRules(env);
   const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
   const changed = merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0;
-  if (changed) writeSettings(settingsPath, protectedSettings.settings, mode);
+  if (changed) writeJsonSettings(settingsPath, protectedSettings.settings, mode);
   for (const r of merged.added) {
     out.push(
       `${settingsRel}: added ${r.event}${r.matcher ? ` (matcher ${r.matcher})` : ''}, timeout ${r.timeout} s: ${r.purpose}`,
@@ -429,7 +410,7 @@ function remove(t: Target): string[] {
   const rules = unionRules(installedRules(project), protectionRules(env));
   const cleaned = removeProtection(hooks.settings, rules);
   if (hooks.removed.length > 0 || cleaned.removed > 0) {
-    writeSettings(settingsPath, cleaned.settings, mode);
+    writeJsonSettings(settingsPath, cleaned.settings, mode);
     if (hooks.removed.length > 0)
       out.push(`${settingsRel}: removed continuity hooks from ${hooks.removed.join(', ')}`);
     if (cleaned.removed > 0) out.push(`${settingsRel}: removed ${cleaned.removed} continuity rule(s)`);

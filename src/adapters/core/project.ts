@@ -1,13 +1,17 @@
 /**
- * What `continuity init <runtime>` does in the project for every runtime: `.continuity/` into
- * the project's `.gitignore` (the task record holds raw decision values) and the task record
- * template; and where this checkout's `bin/continuity.js` is, for hooks that run from it.
+ * What `continuity init <runtime>` does in the project for every runtime besides registering its
+ * hooks or plugin: `.continuity/` into the project's `.gitignore` (the task record holds raw
+ * decision values) and the task record template; a JSON settings file read and rewritten without
+ * losing anyone else's keys; and where this installation (`bin/continuity.js`, `dist/`) is, for
+ * hooks and plugins that run from it. Runtime-neutral: each runtime's init decides which file it
+ * edits and what goes in it. Never loaded by a gate's fast path.
  */
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InputError } from '../../decision/problems.js';
 import { DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from './config.js';
-import { writeFileAtomic } from './state.js';
+import { ensureDir, writeFileAtomic } from './state.js';
 import { taskRecordTemplate } from './task-record.js';
 
 const GITIGNORE_LINE = `${PROJECT_STATE_DIR}/`;
@@ -23,9 +27,14 @@ export function gitignoreWith(text: string | undefined): string | undefined {
   return `${base}${sep}# agent-continuity: the task record holds raw decision values\n${GITIGNORE_LINE}\n`;
 }
 
+/** The root of this installation (the directory holding `bin/` and `dist/`), from `src/` or `dist/`. */
+export function packageRoot(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+}
+
 /** This checkout's `bin/continuity.js`, absolute. */
 export function binPath(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'continuity.js');
+  return join(packageRoot(), 'bin', 'continuity.js');
 }
 
 /**
@@ -54,4 +63,29 @@ export function ensureProjectFiles(project: string): string[] {
     );
   }
   return out;
+}
+
+/**
+ * Reads a JSON settings file for rewriting: its document (`{}` when there is no file or it is
+ * empty), its mode and whether it exists. A file that is not JSON is an {@link InputError} naming
+ * `rel`: init then writes nothing.
+ */
+export function readJsonSettings(path: string, rel: string): { doc: unknown; mode: number; exists: boolean } {
+  if (!existsSync(path)) return { doc: {}, mode: 0o644, exists: false };
+  const text = readFileSync(path, 'utf8');
+  const mode = statSync(path).mode & 0o777;
+  try {
+    return { doc: text.trim() === '' ? {} : JSON.parse(text), mode, exists: true };
+  } catch (e) {
+    throw new InputError(rel, [
+      { path: '(root)', message: `invalid JSON (${(e as Error).message}); fix it, nothing was changed` },
+    ]);
+  }
+}
+
+/** Writes a JSON settings file atomically (two-space indent), keeping `mode`. */
+export function writeJsonSettings(path: string, doc: unknown, mode: number): void {
+  ensureDir(dirname(path));
+  writeFileAtomic(path, `${JSON.stringify(doc, null, 2)}\n`);
+  chmodSync(path, mode);
 }
