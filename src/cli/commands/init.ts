@@ -1,7 +1,7 @@
 /**
- * `continuity init claude-code` and `continuity init codex`: install the runtime's hooks (and,
- * for Codex, trust them), add `.continuity/` to `.gitignore` and create the task record template.
- * Prints what it did.
+ * `continuity init claude-code`, `continuity init codex` and `continuity init opencode`: install
+ * the runtime's hooks (for Codex, trust them; for OpenCode, the plugin's entry in `opencode.json`),
+ * add `.continuity/` to `.gitignore` and create the task record template. Prints what it did.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -10,6 +10,7 @@ import { InputError } from '../../decision/problems.js';
 interface InitFlags {
   project?: string;
   settings?: string;
+  config?: string;
   command?: string;
   gateTools?: string;
   codexHome?: string;
@@ -21,12 +22,18 @@ interface InitFlags {
 export function registerInit(program: Command): void {
   program
     .command('init')
-    .description('set up continuity for an agent runtime in a project (runtime: claude-code, codex)')
-    .argument('<runtime>', 'the agent runtime: claude-code or codex')
+    .description(
+      'set up continuity for an agent runtime in a project (runtime: claude-code, codex, opencode)',
+    )
+    .argument('<runtime>', 'the agent runtime: claude-code, codex or opencode')
     .option('--project <dir>', 'project directory (default: the working directory)')
     .option(
       '--settings <file>',
       'claude-code: settings file relative to the project (default: .claude/settings.json)',
+    )
+    .option(
+      '--config <file>',
+      'opencode: configuration file, relative to the project or absolute (default: opencode.json)',
     )
     .option(
       '--command <launcher>',
@@ -41,9 +48,36 @@ export function registerInit(program: Command): void {
       '--project-hooks',
       'codex: write the hooks into <project>/.codex/hooks.json (Codex loads it only for a trusted project) instead of $CODEX_HOME/hooks.json',
     )
-    .option('--remove', "take out exactly the hooks and rules init added; keep everyone else's")
+    .option('--remove', "take out exactly the hooks, rules or plugin entry init added; keep everyone else's")
     .action(async (runtime: string, opts: InitFlags) => {
       const project = resolve(opts.project ?? process.cwd());
+      if (runtime === 'opencode') {
+        const other = (
+          [
+            ['--settings', opts.settings],
+            ['--command', opts.command],
+            ['--gate-tools', opts.gateTools],
+            ['--codex-home', opts.codexHome],
+            ['--project-hooks', opts.projectHooks],
+          ] as const
+        ).find(([, v]) => v !== undefined);
+        if (other) {
+          throw new InputError('init', [
+            { path: other[0], message: 'is not for opencode; opencode takes --config and --remove' },
+          ]);
+        }
+        const { runInit } = await import('../../adapters/opencode/init.js');
+        const lines = runInit({
+          project,
+          ...(opts.config !== undefined && { config: opts.config }),
+          ...(opts.remove && { remove: true }),
+        });
+        process.stdout.write(`${lines.join('\n')}\n`);
+        return;
+      }
+      if (opts.config !== undefined) {
+        throw new InputError('init', [{ path: '--config', message: 'is for opencode' }]);
+      }
       if (runtime === 'codex') {
         if (opts.settings !== undefined) {
           throw new InputError('init', [
@@ -67,7 +101,10 @@ export function registerInit(program: Command): void {
       }
       if (runtime !== 'claude-code') {
         throw new InputError('init', [
-          { path: '<runtime>', message: `unknown runtime "${runtime}"; expected claude-code or codex` },
+          {
+            path: '<runtime>',
+            message: `unknown runtime "${runtime}"; expected claude-code, codex or opencode`,
+          },
         ]);
       }
       if (opts.codexHome !== undefined || opts.projectHooks) {

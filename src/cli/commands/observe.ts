@@ -44,6 +44,10 @@ const OBSERVE_RUNTIMES = {
     ledgerName: 'codex-cli',
     load: async () => (await import('../../adapters/codex/observe.js')).runCodexObserve,
   },
+  opencode: {
+    ledgerName: 'opencode',
+    load: async () => (await import('../../adapters/opencode/observe.js')).runObserve,
+  },
 } as const;
 type ObserveRuntime = keyof typeof OBSERVE_RUNTIMES;
 const RUNTIME_NAMES = Object.keys(OBSERVE_RUNTIMES) as ObserveRuntime[];
