@@ -363,7 +363,6 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
           'approval',
         ]);
         expect(records(world, sid, 'approval')[0]).toMatchObject({
-          decision: 'scope',
           approvalRef: 'CHG-1',
           approvedBy: 'alice',
           ...change,
