@@ -14,6 +14,9 @@
  *   at least 3.5 bits of entropy per character and switches character class at 40% or more of
  *   adjacent pairs (random API keys; UUIDs, ULIDs and camelCase ids pass). About 4% of random
  *   24-character keys slip through this rule, fewer for longer ones: it is a net, not a proof.
+ *   Runtimes' own id formats that this rule would refuse are accepted by their exact shape: an
+ *   OpenCode id (`ses_` / `msg_` / `prt_` + 12 hex digits of time + 14 base62, 9 in 10 of which
+ *   look random to it; opencode-ai 1.18.33).
  * Digests (`sha256:<hex>`) and timestamps never trip these rules by construction.
  */
 
@@ -69,6 +72,8 @@ const ABSOLUTE_START = /^(?:[/~\\]|[A-Za-z]:[\\/]|file:)/i;
 const HOME_SEGMENT = /(?:^|[/\\])(?:home|Users|root)[/\\]/;
 const URL_START = /^https?:\/\//i;
 const TOKEN_RUN = /[A-Za-z0-9+/=_-]{24,}/g;
+/** Ids a runtime generates that look random by design, by their exact shape (see above). */
+const RUNTIME_IDS = /^(?:ses|msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}$/;
 
 /** Shannon entropy of a string in bits per character. */
 export function entropyBitsPerChar(s: string): number {
@@ -142,6 +147,7 @@ export function checkString(s: string): { kind: LeakKind; message: string } | un
     }
   }
   if (s.length < MIN_TOKEN_RUN) return undefined;
+  if (RUNTIME_IDS.test(s)) return undefined;
   for (const run of s.match(TOKEN_RUN) ?? []) {
     if (looksRandom(run)) {
       return {

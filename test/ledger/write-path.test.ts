@@ -210,6 +210,7 @@ describe('leak guard', () => {
     ['a JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig', 'secret'],
     ['a credential assignment', 'password=hunter2', 'secret'],
     ['a long random token', 'q8Zr2LmX0vT7kPa9Wc4Ne6Bf1Hy3Dj5S', 'high_entropy'],
+    ['a random token behind an OpenCode prefix', 'ses_q8Zr2LmX0vT7kPa9Wc4Ne6Bf1Hy3Dj5S', 'high_entropy'],
     ['free text', 'keep the scope to the payments service', 'free_text'],
     ['a newline', 'a\nb', 'free_text'],
     // As long as a digest, but not one: the digest shortcut must not wave it through.
@@ -236,6 +237,9 @@ describe('leak guard', () => {
     '2026-11-30T12:00:00.123456789Z',
     '2026-11-30T12:00:00Z',
     'claude-code',
+    // OpenCode 1.18.33 session ids, as the real binary made them (the token rule refused these).
+    'ses_dcf22b973ffeLkJ8fodgWDwkVZ',
+    'ses_2131fd5c4ffeYtRsTR9Bhf7V8Q',
   ];
   for (const value of accepted) {
     it(`accepts ${value}`, () => {

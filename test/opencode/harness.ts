@@ -287,7 +287,11 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
     names: Object.keys(options.decisions).sort(compareCriticality),
     dispose: async () => {
       await server.close();
-      rmSync(root, { recursive: true, force: true });
+      // CONTINUITY_E2E_KEEP=1 keeps the world (and the model's requests) to look at after a failure.
+      if (process.env.CONTINUITY_E2E_KEEP) {
+        writeFileSync(join(root, 'requests.json'), JSON.stringify(server.requests, null, 2));
+        process.stderr.write(`kept ${root}\n`);
+      } else rmSync(root, { recursive: true, force: true });
     },
   };
 }
