@@ -83,6 +83,28 @@ const PAYLOAD = 'step-one-9d2a';
 const LIMIT = { context: 10_000, output: 1000 };
 const FULL = { prompt_tokens: 9500, completion_tokens: 100 };
 
+/**
+ * The ledger's shape with the boundary's context-fill record (the second `boundary`) set aside:
+ * the plugin appends it in the background once the first reply after the compaction reports its
+ * usage, so it can land after a restatement the same reply asked for. Returns the shape and how
+ * many boundary records there were.
+ */
+function shapeAsideMeasured(world: World, sessionId: string): { shape: string[]; boundaries: number } {
+  const shape = ledgerShape(world, sessionId);
+  const boundaries = shape.filter((t) => t === 'boundary').length;
+  const second = shape.indexOf('boundary', shape.indexOf('boundary') + 1);
+  return { shape: second < 0 ? shape : shape.filter((_, i) => i !== second), boundaries };
+}
+
+/** Waits (polling, at most a minute) until the ledger holds the session's boundary and its pre span arrived. */
+async function boundaryRecorded(world: World, sessionId: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const recorded = existsSync(world.ledger) && ledgerShape(world, sessionId).includes('boundary');
+    if (recorded && spansOf(suite(), sessionId).some((s) => s.name === SPAN_COMPACTION_PRE)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 function records(world: World, sessionId: string, type: string): Array<Record<string, unknown>> {
   return ledgerRecords(world).filter((r) => r.sessionId === sessionId && r.type === type);
 }
@@ -228,13 +250,10 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
         expect(readFileSync(join(world.project, 'one.txt'), 'utf8')).toBe(`${PAYLOAD}\n`);
 
         // The ledger: one boundary (its context fill before, then after, learnt from the first reply after it).
-        expect(ledgerShape(world, sid)).toEqual([
-          'snapshot:pre',
-          'boundary',
-          'boundary',
-          'snapshot:post',
-          'classification:preserved',
-        ]);
+        expect(shapeAsideMeasured(world, sid)).toEqual({
+          shape: ['snapshot:pre', 'boundary', 'snapshot:post', 'classification:preserved'],
+          boundaries: 2,
+        });
         const [first, measured] = records(world, sid, 'boundary');
         expect(first).toMatchObject({ runtime: RUNTIME, trigger: 'auto', tokensBefore: 9600 });
         expect(first!.tokensAfter).toBeUndefined();
@@ -354,14 +373,10 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
         expect(resultOf(world.server, 'w-approved')).toContain('Wrote file successfully');
         expect(readFileSync(join(world.project, 'approved.txt'), 'utf8')).toBe('approved');
 
-        expect(ledgerShape(world, sid)).toEqual([
-          'snapshot:pre',
-          'boundary',
-          'boundary',
-          'snapshot:post',
-          'classification:conflicting',
-          'approval',
-        ]);
+        expect(shapeAsideMeasured(world, sid)).toEqual({
+          shape: ['snapshot:pre', 'boundary', 'snapshot:post', 'classification:conflicting', 'approval'],
+          boundaries: 2,
+        });
         expect(records(world, sid, 'approval')[0]).toMatchObject({
           approvalRef: 'CHG-1',
           approvedBy: 'alice',
@@ -412,6 +427,10 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
           expect(message.status).toBe(200);
           const summarize = await served.post(`/session/${sid}/summarize`, MODEL);
           expect(summarize).toEqual({ status: 200, json: true });
+          // `session.compacted` reaches the plugin's event hook after summarize has answered: a
+          // serve that keeps running (as a user's does) records the boundary and exports its pre
+          // span shortly after (a serve stopped at once loses them: docs/opencode.md, limits).
+          await boundaryRecorded(world, sid);
         } finally {
           await served.stop();
         }
