@@ -46,6 +46,7 @@ import {
   continuityLog,
   filesUnder,
   human,
+  keepRecording,
   ledgerRecords,
   ledgerShape,
   MODEL,
@@ -65,6 +66,7 @@ import {
   wireText,
   write,
 } from './harness.js';
+import { replay, word } from './replay.js';
 
 const suite = useSuite();
 
@@ -229,6 +231,16 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
           'step4',
         ]);
         expectSummaryRequest(world);
+        // What OpenCode handed the hooks, through the plugin's translation (the fixture's replay).
+        const replayed = replay(keepRecording(world, 'compact-auto'));
+        expect(replayed.map((x) => `${x.pid}:${word(x.event)}`)).toEqual([
+          '1:pre',
+          '1:compacted:compaction_autocontinue',
+          '1:compacted:session_compacted',
+          '1:measured',
+        ]);
+        expect(replayed[0]!.event).toMatchObject({ trigger: 'auto', tokensBefore: 9600 });
+        expect(replayed[3]!.event).toMatchObject({ tokens: { after: 1200 } });
         // No note before the compaction; the restatement request, exactly, from the first call after it.
         expect(continuityNotes(stepRequest(world.server, 0))).toEqual([]);
         const request = compactionContext(sid, world.names, VOICE);
@@ -371,6 +383,15 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
         expect(world.server.requests.filter((q) => q.kind === 'title')).toHaveLength(1);
         expect(continuityNotes(stepRequest(world.server, 5))).toEqual([]);
         expect(resultOf(world.server, 'w-approved')).toContain('Wrote file successfully');
+        // The second process saw no compaction of its own: nothing but the first process's boundary.
+        expect(
+          replay(keepRecording(world, 'compact-auto-then-resume')).map((x) => `${x.pid}:${word(x.event)}`),
+        ).toEqual([
+          '1:pre',
+          '1:compacted:compaction_autocontinue',
+          '1:compacted:session_compacted',
+          '1:measured',
+        ]);
         expect(readFileSync(join(world.project, 'approved.txt'), 'utf8')).toBe('approved');
 
         expect(shapeAsideMeasured(world, sid)).toEqual({
@@ -458,6 +479,12 @@ describe.concurrent('OpenCode 1.18.33 with the continuity plugin', () => {
           observed: true,
         });
         expect(resultOf(world.server, 'w-dropped')).toBe(gateReason(dropped, 'deny', VOICE));
+        const replayed = replay(keepRecording(world, 'compact-manual-serve-then-run'));
+        expect(replayed.map((x) => `${x.pid}:${word(x.event)}`)).toEqual([
+          '1:pre',
+          '1:compacted:session_compacted',
+        ]);
+        expect(replayed[0]!.event).toMatchObject({ trigger: 'manual', tokensBefore: 110 });
         for (const f of ['early.txt', 'dropped.txt'])
           expect(existsSync(join(world.project, f)), f).toBe(false);
 

@@ -19,7 +19,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Voice } from '../../src/adapters/core/messages.js';
 import { CONSEQUENTIAL_TOOLS } from '../../src/adapters/opencode/config.js';
@@ -177,6 +177,9 @@ export interface WorldOptions extends Omit<ChatServerOptions, 'summary'> {
   limit?: { context: number; output: number };
 }
 
+/** The recorder plugin (test/support/opencode-recorder-plugin.ts), loaded by OpenCode's Bun as it is. */
+const RECORDER_PLUGIN = join(ROOT, 'test', 'support', 'opencode-recorder-plugin.ts');
+
 /** The summary the scripted summarizer writes. */
 export const SUMMARY = '## Goal\nSCRIPTED-SUMMARY-7c1e\n';
 
@@ -243,6 +246,8 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
         small_model: model,
         autoupdate: false,
         share: 'disabled',
+        // The recorder next to ours (OpenCode concatenates the global and the project's lists).
+        plugin: [pathToFileURL(RECORDER_PLUGIN).href],
         provider: {
           [MODEL.providerID]: {
             npm: '@ai-sdk/openai-compatible',
@@ -273,6 +278,7 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
     OPENCODE_DISABLE_AUTOUPDATE: '1',
     OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
     OPENCODE_DISABLE_SHARE: '1',
+    RECORDER_LOG: join(root, 'recorder.jsonl'),
     ...continuity,
   });
   return {
@@ -484,6 +490,76 @@ export function ledgerShape(world: World, sessionId: string): string[] {
   return ledgerRecords(world)
     .filter((r) => r.sessionId === sessionId)
     .map((r) => [r.type, r.phase, r.state].filter((x) => typeof x === 'string').join(':'));
+}
+
+/** One line of the recorder plugin's log. */
+export interface Recorded {
+  /** Milliseconds since the first line (sanitized) or the epoch (live). */
+  t: number;
+  /** The OpenCode process (sanitized: 1, 2, … in order of appearance). */
+  pid: number;
+  hook: string;
+  input?: Record<string, unknown>;
+  event?: { type: string; properties?: Record<string, unknown> };
+}
+
+/** What the recorder plugin saw in this world, in order (every OpenCode process of it). */
+export function recording(world: World): Recorded[] {
+  const file = join(world.root, 'recorder.jsonl');
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as Recorded);
+}
+
+/**
+ * A recording as a committed fixture: ids replaced by stable placeholders (`<ses_1>`, `<msg_2>`),
+ * times made relative to the first line (message creation times too, so the order the
+ * translation compares survives). Only hook names, event types, roles, flags and token counts
+ * remain.
+ */
+export function sanitizeRecording(lines: readonly Recorded[]): Recorded[] {
+  const t0 = lines[0]?.t ?? 0;
+  const ids = new Map<string, string>();
+  const counts = new Map<string, number>();
+  const id = (v: string) => {
+    const m = /^(ses|msg|prt|call)_/.exec(v);
+    if (!m) return v;
+    let out = ids.get(v);
+    if (!out) {
+      const n = (counts.get(m[1]!) ?? 0) + 1;
+      counts.set(m[1]!, n);
+      out = `<${m[1]}_${n}>`;
+      ids.set(v, out);
+    }
+    return out;
+  };
+  const walk = (v: unknown, key?: string): unknown => {
+    if (typeof v === 'string') return /ID$|^id$/.test(key ?? '') ? id(v) : v;
+    if (typeof v === 'number' && (key === 'created' || key === 'completed')) return v - t0;
+    if (Array.isArray(v)) return v.map((x) => walk(x));
+    if (v && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+    return v;
+  };
+  const pids = new Map<number, number>();
+  for (const l of lines) if (!pids.has(l.pid)) pids.set(l.pid, pids.size + 1);
+  return lines.map((l) => ({ ...(walk(l) as Recorded), t: l.t - t0, pid: pids.get(l.pid)! }));
+}
+
+/**
+ * With CONTINUITY_E2E_RECORD=1, writes the world's recording, sanitized, as the fixture `name`
+ * (test/fixtures/opencode-1.18.33/<name>.json). Returns the sanitized recording either way.
+ */
+export function keepRecording(world: World, name: string): Recorded[] {
+  const sanitized = sanitizeRecording(recording(world));
+  if (process.env.CONTINUITY_E2E_RECORD) {
+    writeFileSync(
+      join(ROOT, 'test', 'fixtures', 'opencode-1.18.33', `${name}.json`),
+      `${JSON.stringify(sanitized, null, 1)}\n`,
+    );
+  }
+  return sanitized;
 }
 
 /** Every file under `dir`, its bytes (the ledger, the adapter's state, the spool). */
