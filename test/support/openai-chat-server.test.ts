@@ -44,7 +44,8 @@ async function chat(server: ChatServer, body: unknown): Promise<{ status: number
     for (const c of chunk.choices) {
       decoded.text += c.delta.content ?? '';
       for (const t of c.delta.tool_calls ?? []) {
-        const call = (decoded.calls[t.index] ??= { id: '', name: '', args: '' });
+        decoded.calls[t.index] ??= { id: '', name: '', args: '' };
+        const call = decoded.calls[t.index]!;
         if (t.id) call.id = t.id;
         if (t.function.name) call.name = t.function.name;
         call.args += t.function.arguments;
