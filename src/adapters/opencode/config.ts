@@ -3,13 +3,14 @@
  * say to the gate, where the project is, and how the agent's shell starts `continuity`. Measured
  * on opencode-ai 1.18.33 (docs/opencode.md).
  */
+import { existsSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { type ContinuityEnv, type LoadedConfig, loadConfig, PROJECT_STATE_DIR } from '../core/config.js';
 import type { ToolEvent } from '../core/events.js';
 import type { Voice } from '../core/messages.js';
 import { onPath, shellWord } from '../core/process.js';
 import { binPath, packageRoot } from '../core/project.js';
-import { fs, type StateDir, stateDirOf } from '../core/state.js';
+import { type StateDir, stateDirOf } from '../core/state.js';
 
 /** The runtime name written on every compaction span and ledger record, and the spans' `service.name`. */
 export const RUNTIME = 'opencode';
@@ -84,7 +85,7 @@ export function resolveProjectDir(directory: string, worktree: string): string {
   const bounded = root !== sep && (start === root || start.startsWith(`${root}${sep}`));
   let d = start;
   for (;;) {
-    if (fs.existsSync(join(d, PROJECT_STATE_DIR))) return d;
+    if (existsSync(join(d, PROJECT_STATE_DIR))) return d;
     if (!bounded || d === root) return start;
     d = resolve(d, '..');
   }
