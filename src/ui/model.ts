@@ -285,7 +285,7 @@ function ledgerRow(l: LedgerSession): SessionRow {
   };
 }
 
-function row(view: SessionView, history: readonly HistoryEntry[]): SessionRow {
+function row(view: SessionView, history: readonly HistoryEntry[], inLedger?: boolean): SessionRow {
   const last = history.at(-1)?.resolution;
   const latest = view.latest;
   const state: RowState = view.pending ? 'pending' : (latest?.state ?? 'pending');
@@ -303,6 +303,7 @@ function row(view: SessionView, history: readonly HistoryEntry[]): SessionRow {
     needsHuman: !view.pending && latest !== null && NEEDS_HUMAN_STATES.has(latest.state),
     nextStep: nextStep({
       sessionId: view.sessionId,
+      inLedger,
       pending: view.pending ? { pre: view.pending.pre } : undefined,
       latest:
         last && latest && last.boundaryId === latest.boundaryId && last.classification.state === latest.state
@@ -322,8 +323,9 @@ function mergedRow(
   view: SessionView,
   history: readonly HistoryEntry[],
   l: LedgerSession | undefined,
+  ledgerRead: boolean,
 ): SessionRow {
-  const own = row(view, history);
+  const own = row(view, history, ledgerRead ? l !== undefined : undefined);
   if (!l) return own;
   const known = [
     view.pending?.boundaryId,
@@ -355,7 +357,14 @@ export function buildOverview(source: ModelSource, nowMs: number): Overview {
     .filter((l) => !seen.has(l.sessionId))
     .sort((a, b) => b.latestMs - a.latestMs);
   const rows = sortRows([
-    ...views.map((v) => mergedRow(v, source.history(v.sessionId), ledger.byId.get(v.sessionId))),
+    ...views.map((v) =>
+      mergedRow(
+        v,
+        source.history(v.sessionId),
+        ledger.byId.get(v.sessionId),
+        ledger.read.read && !ledger.read.problem,
+      ),
+    ),
     ...onlyLedger.map(ledgerRow),
   ]);
   const byState = Object.fromEntries(CONTINUITY_STATES.map((s) => [s, 0])) as Record<ContinuityState, number>;
@@ -429,7 +438,7 @@ export function buildSessionDetail(
     });
   }
   return {
-    ...mergedRow(view, history, inLedger),
+    ...mergedRow(view, history, inLedger, ledger.read.read && !ledger.read.problem),
     boundaries,
     ledger: inLedger ? ledgerBoundaryRow(inLedger) : null,
   };

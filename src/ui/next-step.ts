@@ -38,7 +38,16 @@ export interface StepInput {
   state?: { state: ContinuityState; reason: ContinuityReason } | undefined;
   /** A boundary waiting for its post observation, with its pre snapshot when there is one. */
   pending?: { pre: Snapshot | null } | undefined;
+  /**
+   * `false` when the page reads a ledger and it has no record of the session (its spans came from
+   * an agent that records elsewhere): `continuity approve` here would be refused for want of the
+   * pre snapshot, so no approve command is offered.
+   */
+  inLedger?: boolean | undefined;
 }
+
+const APPROVE_ELSEWHERE =
+  "This machine's ledger has no pre snapshot of this session (its spans came from an agent that records elsewhere): record the approval where the agent records, with `continuity approve` against its ledger or the SDK's `recordApproval`.";
 
 const STATUS_HINT = 'Run `continuity status --session <id>` in your terminal for the ledger view.';
 
@@ -108,11 +117,12 @@ export function nextStep(input: StepInput): NextStep {
           command: approveCommand(input.sessionId, { decision: name, fromDigest: from, toDigest: to }),
         });
       }
+      const here = input.inLedger !== false;
       return withCommands({
         actor: 'human',
-        text: `"${c.primaryDecision}" changed without a human approval. Writes are blocked. If the change is intended, approve it and let the agent restate; if not, the agent restates the original value.`,
+        text: `"${c.primaryDecision}" changed without a human approval. Writes are blocked. If the change is intended, approve it and let the agent restate; if not, the agent restates the original value.${here ? '' : ` ${APPROVE_ELSEWHERE}`}`,
         commands: [
-          ...approvals,
+          ...(here ? approvals : []),
           { label: 'then, or instead: restate the decisions', command: restate.command },
         ],
       });

@@ -151,7 +151,9 @@ describe.concurrent('compaction kinds on the real package', () => {
         });
         expect(asked).toHaveLength(1);
         expect(asked[0]!.tool).toBe('Write');
-        expect(String(asked[0]!.reason)).toContain('The continuity gate asks a human first (state_unknown)');
+        expect(String(asked[0]!.reason)).toContain(
+          "The continuity gate asks a human first: it could not read this session's continuity state or the ledger",
+        );
         expect(r.denied).toEqual(['w-broken']);
         expect(existsSync(s.world.file('broken.txt'))).toBe(false);
         expect(s.world.warnings.some((w) => w.startsWith('PreToolUse: gate could not read the ledger'))).toBe(

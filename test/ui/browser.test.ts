@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRfc3339Utc } from '../../src/decision/time.js';
-import { activityAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
-import { SPAN_ACTIVITY, SPAN_COMPACTION_POST } from '../../src/otel/semconv.js';
+import { activityAttributes, approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
+import { SPAN_ACTIVITY, SPAN_COMPACTION_POST, SPAN_DECISION_APPROVAL } from '../../src/otel/semconv.js';
 import { startServingDemo } from '../demo/harness.js';
 import { type ServeProcess, startServe } from '../service/harness.js';
 import { expectedStates, loadSixCases, type SentCase, sendSixCases } from '../service/six-cases.js';
@@ -223,16 +223,17 @@ describe('the continuity page in Chromium', () => {
     await shot(page, 'state-approved_change');
     await page.close();
 
-    // conflicting: the approve command with the two digests.
+    // conflicting, from spans only: this machine's ledger has no pre snapshot of the session, so
+    // `continuity approve` here would be refused; the page says where to approve instead (the
+    // live conflict below, which the ledger holds, gets the approve command with its digests).
     page = await open(`/ui/session?key=${key(sent[4]!.sessionId)}`);
-    const pre = cases[4]!.pre!.decisions.scope!.digest;
-    const post = cases[4]!.post!.decisions.scope!.digest;
     const commands = await page.$$eval('.step pre', (ps) => ps.map((p) => p.textContent));
-    expect(commands[0]).toBe(
-      `continuity approve --session ${sent[4]!.sessionId} --decision scope --from-digest ${pre} --to-digest ${post} --ref <ticket-or-note-id> --by <your-id>`,
-    );
-    expect(commands[1]).toMatch(
+    expect(commands.some((c) => c?.startsWith('continuity approve'))).toBe(false);
+    expect(commands[0]).toMatch(
       /^continuity observe --session six-case-5-conflicting-scope --decisions - <<'EOF'/,
+    );
+    expect(await page.textContent('.step')).toContain(
+      "This machine's ledger has no pre snapshot of this session",
     );
     expect(await page.textContent('table.decisions tr[data-decision="scope"]')).toContain(
       'unapproved_change',
@@ -402,14 +403,22 @@ describe('the continuity page in Chromium', () => {
     );
     expect(await page.textContent('[data-count="needs-human"]')).toBe('2');
 
-    // The six-case conflict: approved with the page's command, then the post observed again.
+    // The six-case conflict (spans only): approved where its agent records, as the SDK's
+    // recordApproval exports it (an approval span), then the post observed again.
     const cases = loadSixCases();
-    const fiveCommand = (await commandOf(key(sent[4]!.sessionId)))!;
-    await cli(
-      place,
-      serve.base,
-      pageCommandArgv(fiveCommand, { '<ticket-or-note-id>': 'CHG-43', '<your-id>': 'reviewer-7' }),
-    );
+    await sendSpans(serve.otlp, [
+      {
+        name: SPAN_DECISION_APPROVAL,
+        attributes: approvalAttributes(sent[4]!.sessionId, {
+          decision: 'scope',
+          fromDigest: cases[4]!.pre!.decisions.scope!.digest,
+          toDigest: cases[4]!.post!.decisions.scope!.digest,
+          approvalRef: 'CHG-43',
+          approvedBy: 'reviewer-7',
+          approvedAt: formatRfc3339Utc(Date.now()),
+        }),
+      },
+    ]);
     const boundary = (c: SentCase) => ({ boundaryId: c.boundaryId, runtime: 'sdk' });
     await sendSpans(serve.otlp, [
       {
