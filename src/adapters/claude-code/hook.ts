@@ -41,8 +41,8 @@ import {
   type HookIo,
   headField,
   oneLine,
+  payloadHead,
   processIo,
-  sessionIdOf,
   sessionIdProblem,
   stringField,
 } from '../core/process.js';
@@ -100,23 +100,11 @@ export type PayloadResult =
   | { ok: false; problem: string; payload?: never; local?: never };
 
 /** Turns a parsed object into a {@link HookPayload}, or names the first problem. */
-export function toPayload(raw: unknown): PayloadResult {
-  if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
-  const event = stringField(raw, 'hook_event_name', 128);
-  if (!event)
-    return {
-      ok: false,
-      problem: `hook_event_name is ${raw.hook_event_name == null ? 'missing' : 'invalid'}`,
-    };
-  const id = sessionIdOf(raw, event);
-  if ('problem' in id) return { ok: false, problem: id.problem };
-  const p: HookPayload = { event, sessionId: id.id };
-  const cwd = stringField(raw, 'cwd');
-  if (cwd) p.cwd = cwd;
-  const trigger = raw.trigger;
-  if (trigger === 'manual' || trigger === 'auto') p.trigger = trigger;
-  const source = stringField(raw, 'source', 64);
-  if (source) p.source = source;
+export function toPayload(parsed: unknown): PayloadResult {
+  const read = payloadHead(parsed);
+  if (!read.ok) return { ok: false, problem: read.problem };
+  const { raw } = read;
+  const p: HookPayload = { ...read.head };
   const loadReason = stringField(raw, 'load_reason', 64);
   if (loadReason) p.loadReason = loadReason;
   const toolName = stringField(raw, 'tool_name', 256);
@@ -127,7 +115,7 @@ export function toPayload(raw: unknown): PayloadResult {
   if (agentId) p.agentId = agentId;
   const agentType = stringField(raw, 'agent_type', 256);
   if (agentType !== undefined) p.agentType = agentType;
-  if (event === 'PreToolUse' && isRecord(raw.tool_input)) {
+  if (p.event === 'PreToolUse' && isRecord(raw.tool_input)) {
     const input = raw.tool_input;
     if (typeof input.command === 'string') p.command = input.command;
     // Any length: a long path can still resolve to a short one (`./././…`), so none is skipped.

@@ -32,8 +32,8 @@ import {
   type HookIo,
   headField,
   oneLine,
+  payloadHead,
   processIo,
-  sessionIdOf,
   stringField,
   validSessionId,
 } from '../core/process.js';
@@ -62,25 +62,14 @@ export type PayloadResult =
   | { ok: false; problem: string; payload?: never; local?: never };
 
 /** Turns a parsed Codex hook input into a {@link CodexPayload}, or names the first problem. */
-export function toPayload(raw: unknown): PayloadResult {
-  if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
-  const event = stringField(raw, 'hook_event_name', 128);
-  if (!event)
-    return {
-      ok: false,
-      problem: `hook_event_name is ${raw.hook_event_name == null ? 'missing' : 'invalid'}`,
-    };
-  const id = sessionIdOf(raw, event);
-  if ('problem' in id) return { ok: false, problem: id.problem };
-  const p: CodexPayload = { event, sessionId: id.id };
-  const cwd = stringField(raw, 'cwd');
-  if (cwd) p.cwd = cwd;
-  if (raw.trigger === 'manual' || raw.trigger === 'auto') p.trigger = raw.trigger;
-  const source = stringField(raw, 'source', 64);
-  if (source) p.source = source;
+export function toPayload(parsed: unknown): PayloadResult {
+  const read = payloadHead(parsed);
+  if (!read.ok) return { ok: false, problem: read.problem };
+  const { raw } = read;
+  const p: CodexPayload = { ...read.head };
   const toolName = stringField(raw, 'tool_name', 256);
   if (toolName) p.toolName = toolName;
-  if (event === 'PreToolUse' && isRecord(raw.tool_input) && typeof raw.tool_input.command === 'string') {
+  if (p.event === 'PreToolUse' && isRecord(raw.tool_input) && typeof raw.tool_input.command === 'string') {
     p.command = raw.tool_input.command;
   }
   const transcriptPath = stringField(raw, 'transcript_path');

@@ -8,6 +8,7 @@
 
 import { accessSync, constants, readSync, writeSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { isRecord } from './state.js';
 
 /** Largest stdin a hook parses (bytes). Larger input is drained and read from its head only. */
 export const MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
@@ -200,6 +201,36 @@ export function sessionIdOf(
  */
 export function fieldProblem(obj: Record<string, unknown>, key: string): string {
   return obj[key] === undefined || obj[key] === null ? `${key} is missing` : `${key} is invalid`;
+}
+
+/** What every runtime's hook input starts with: the event, the session, and where and why it fired. */
+export interface PayloadHead {
+  event: string;
+  sessionId: string;
+  cwd?: string;
+  trigger?: 'manual' | 'auto';
+  source?: string;
+}
+
+/**
+ * Reads the fields every runtime's hook input shares, or names the first problem (missing, or
+ * invalid and why; never the value). `raw` is the object, for the runtime's own fields.
+ */
+export function payloadHead(
+  raw: unknown,
+): { ok: true; raw: Record<string, unknown>; head: PayloadHead } | { ok: false; problem: string } {
+  if (!isRecord(raw)) return { ok: false, problem: 'input is not a JSON object' };
+  const event = stringField(raw, 'hook_event_name', 128);
+  if (!event) return { ok: false, problem: fieldProblem(raw, 'hook_event_name') };
+  const id = sessionIdOf(raw, event);
+  if ('problem' in id) return { ok: false, problem: id.problem };
+  const head: PayloadHead = { event, sessionId: id.id };
+  const cwd = stringField(raw, 'cwd');
+  if (cwd) head.cwd = cwd;
+  if (raw.trigger === 'manual' || raw.trigger === 'auto') head.trigger = raw.trigger;
+  const source = stringField(raw, 'source', 64);
+  if (source) head.source = source;
+  return { ok: true, raw, head };
 }
 
 /**
