@@ -336,11 +336,23 @@ function mergedRow(
   return { ...own, source: 'both' };
 }
 
-function ledgerSessions(source: ModelSource): { byId: Map<string, LedgerSession>; read: Overview['ledger'] } {
+/**
+ * The ledger's sessions by id. `complete` when the ledger was read whole, so that a session it
+ * lacks is one it does not hold (not one it could not be asked about).
+ */
+function ledgerSessions(source: ModelSource): {
+  byId: Map<string, LedgerSession>;
+  read: Overview['ledger'];
+  complete: boolean;
+} {
   const read = source.ledger?.();
-  if (!read) return { byId: new Map(), read: { read: false, problem: null } };
-  if (!read.ok) return { byId: new Map(), read: { read: true, problem: read.problem } };
-  return { byId: new Map(read.sessions.map((l) => [l.sessionId, l])), read: { read: true, problem: null } };
+  if (!read) return { byId: new Map(), read: { read: false, problem: null }, complete: false };
+  if (!read.ok) return { byId: new Map(), read: { read: true, problem: read.problem }, complete: false };
+  return {
+    byId: new Map(read.sessions.map((l) => [l.sessionId, l])),
+    read: { read: true, problem: null },
+    complete: true,
+  };
 }
 
 function sortRows(rows: SessionRow[]): SessionRow[] {
@@ -358,12 +370,7 @@ export function buildOverview(source: ModelSource, nowMs: number): Overview {
     .sort((a, b) => b.latestMs - a.latestMs);
   const rows = sortRows([
     ...views.map((v) =>
-      mergedRow(
-        v,
-        source.history(v.sessionId),
-        ledger.byId.get(v.sessionId),
-        ledger.read.read && !ledger.read.problem,
-      ),
+      mergedRow(v, source.history(v.sessionId), ledger.byId.get(v.sessionId), ledger.complete),
     ),
     ...onlyLedger.map(ledgerRow),
   ]);
@@ -438,7 +445,7 @@ export function buildSessionDetail(
     });
   }
   return {
-    ...mergedRow(view, history, inLedger, ledger.read.read && !ledger.read.problem),
+    ...mergedRow(view, history, inLedger, ledger.complete),
     boundaries,
     ledger: inLedger ? ledgerBoundaryRow(inLedger) : null,
   };
