@@ -269,6 +269,16 @@ export const METRIC_SERVICE_EXPORT_FAILURES = 'continuity.service.export.failure
 export const METRIC_SERVICE_RECOVERED = 'continuity.service.pending.recovered' as const;
 /** Counter of state records that could not be read back (their boundaries resolve `unverified`). */
 export const METRIC_SERVICE_RECOVERY_PROBLEMS = 'continuity.service.pending.recovery_problems' as const;
+/**
+ * Histogram of how long an OTLP request waited for its pending-state records to be durable (the
+ * journal's write and fdatasync, and the event loop getting back to it): what persistence adds to
+ * a request with compaction spans.
+ */
+export const METRIC_SERVICE_PENDING_WRITE_DURATION = 'continuity.service.pending.write.duration' as const;
+/** Bucket boundaries of {@link METRIC_SERVICE_PENDING_WRITE_DURATION}, seconds (100 ms is the service's goal). */
+export const PENDING_WRITE_BUCKETS_S = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+] as const;
 /** Gauge of the process's resident memory (OpenTelemetry `process.memory.usage`). */
 export const METRIC_PROCESS_MEMORY_USAGE = 'process.memory.usage' as const;
 /** Counter of metrics and logs requests passed through and accepted downstream; attribute `continuity.service.signal`. */
@@ -366,6 +376,11 @@ export const SERVICE_METRIC_DEFINITIONS = {
     unit: '{record}',
     description: 'State records that could not be read back at start.',
   },
+  [METRIC_SERVICE_PENDING_WRITE_DURATION]: {
+    kind: 'histogram',
+    unit: 's',
+    description: 'Time an OTLP request waited for its pending-state records to be on disk.',
+  },
   [METRIC_PROCESS_MEMORY_USAGE]: {
     kind: 'gauge',
     unit: 'By',
@@ -395,6 +410,7 @@ export const SERVICE_PROMETHEUS_NAMES = {
   [METRIC_SERVICE_EXPORT_FAILURES]: 'continuity_service_export_failures_total',
   [METRIC_SERVICE_RECOVERED]: 'continuity_service_pending_recovered_total',
   [METRIC_SERVICE_RECOVERY_PROBLEMS]: 'continuity_service_pending_recovery_problems_total',
+  [METRIC_SERVICE_PENDING_WRITE_DURATION]: 'continuity_service_pending_write_duration_seconds',
   [METRIC_PROCESS_MEMORY_USAGE]: 'process_memory_usage_bytes',
   [METRIC_SERVICE_PASSTHROUGH_FORWARDED]: 'continuity_service_passthrough_forwarded_total',
   [METRIC_SERVICE_PASSTHROUGH_DROPPED]: 'continuity_service_passthrough_dropped_total',

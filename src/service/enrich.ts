@@ -9,6 +9,7 @@
  * Everything else is forwarded unchanged.
  */
 import { randomBytes } from 'node:crypto';
+import type { Attributes } from '@opentelemetry/api';
 import type { Resolution } from '../correlate/types.js';
 import { OPAQUE_ID_PATTERN } from '../decision/model.js';
 import {
@@ -40,10 +41,16 @@ export interface SpanLimits {
   maxAttributesPerSpan: number;
 }
 
+/** What {@link inspectSpans} reads of a span: a decoded span, or one read from its bytes (`span-wire.ts`). */
+export type InspectableSpan = Pick<
+  OtlpSpan,
+  'name' | 'traceId' | 'spanId' | 'startTimeUnixNano' | 'attributes'
+>;
+
 /** A compaction span found in a request, with the event the attribute codec read from it. */
-export interface FoundEvent {
+export interface FoundEvent<S extends InspectableSpan = OtlpSpan> {
   event: CompactionEvent;
-  span: OtlpSpan;
+  span: S;
 }
 
 /** The result of {@link inspectRequest}. */
@@ -106,24 +113,24 @@ function hasSessionKey(attributes: readonly OtlpKeyValue[]): boolean {
 }
 
 /** What {@link inspectSpans} makes of one span. */
-export interface SpanToInspect {
+export interface SpanToInspect<S extends InspectableSpan = OtlpSpan> {
   /** The span's path in the request, for messages (`resourceSpans[0].scopeSpans[1].spans[4]`). */
   path: string;
-  span: OtlpSpan;
+  span: S;
 }
 
 /** The result of {@link inspectSpans}. */
-export interface SpansInspection {
+export interface SpansInspection<S extends InspectableSpan = OtlpSpan> {
   /** Indexes (into the input) of the spans refused. */
   rejected: Set<number>;
   rejectedByReason: Map<string, number>;
   messages: string[];
   /** Compaction events in input order, with the input index of their span. */
-  events: Array<FoundEvent & { index: number }>;
+  events: Array<FoundEvent<S> & { index: number }>;
 }
 
 /** A span reference for the correlator, only when both ids are well-formed (empty ids pass the wire). */
-function spanRef(span: OtlpSpan): { traceId: string; spanId: string } | undefined {
+function spanRef(span: InspectableSpan): { traceId: string; spanId: string } | undefined {
   return span.traceId.length === 32 && span.spanId.length === 16
     ? { traceId: span.traceId, spanId: span.spanId }
     : undefined;
@@ -134,11 +141,14 @@ function spanRef(span: OtlpSpan): { traceId: string; spanId: string } | undefine
  * over the limits (which apply to compaction spans only: the service parses their attributes),
  * or without a usable session key. Ordinary spans are never refused.
  */
-export function inspectSpans(items: readonly SpanToInspect[], limits: SpanLimits): SpansInspection {
+export function inspectSpans<S extends InspectableSpan>(
+  items: readonly SpanToInspect<S>[],
+  limits: SpanLimits,
+): SpansInspection<S> {
   const rejected = new Set<number>();
   const rejectedByReason = new Map<string, number>();
   const messages: string[] = [];
-  const events: SpansInspection['events'] = [];
+  const events: SpansInspection<S>['events'] = [];
   const reject = (index: number, reason: string, why: string) => {
     rejected.add(index);
     rejectedByReason.set(reason, (rejectedByReason.get(reason) ?? 0) + 1);
@@ -216,51 +226,84 @@ export function rejectionMessage(inspection: Pick<Inspection, 'rejectedByReason'
   return `${total} span(s) rejected (${reasons}): ${inspection.messages.join('; ')}${more}`;
 }
 
+/** What a resolution writes onto its post span: the continuity attributes and links to the pre spans. */
+export interface PostEnrichment<F> {
+  /** The event (and its span) of the post span in this request. */
+  found: F;
+  attributes: Attributes;
+  /** Spans to link to (the pre span), when not linked already. */
+  links: Array<{ traceId: string; spanId: string }>;
+}
+
+/**
+ * Which resolutions are written onto a post span in `events` (the post observed in this request),
+ * one {@link PostEnrichment} per span (several resolutions on one span merge, later keys winning);
+ * `rest` are the resolutions that still need a `continuity.check` span.
+ */
+export function planPostEnrichment<F extends FoundEvent<InspectableSpan>>(
+  events: readonly F[],
+  resolutions: readonly Resolution[],
+): { edits: Array<PostEnrichment<F>>; rest: Resolution[] } {
+  const rest: Resolution[] = [];
+  const edits = new Map<F, PostEnrichment<F>>();
+  for (const r of resolutions) {
+    const found =
+      r.resolvedAtPost && r.postSpan ? findEvent(events, r.postSpan.traceId, r.postSpan.spanId) : undefined;
+    if (!found) {
+      rest.push(r);
+      continue;
+    }
+    const attributes = classificationAttributes(r.classification, r.activity);
+    const edit = edits.get(found);
+    if (edit) Object.assign(edit.attributes, attributes);
+    else edits.set(found, { found, attributes, links: [] });
+    if (r.preSpan) edits.get(found)!.links.push({ traceId: r.preSpan.traceId, spanId: r.preSpan.spanId });
+  }
+  return { edits: [...edits.values()], rest };
+}
+
+/** Applies a {@link PostEnrichment} to a decoded span (the attributes upserted, missing links added). */
+export function applyPostEnrichment(
+  span: OtlpSpan,
+  edit: Pick<PostEnrichment<unknown>, 'attributes' | 'links'>,
+): void {
+  span.attributes = upsertAttributes(span.attributes, edit.attributes);
+  for (const to of edit.links) {
+    if (span.links.some((l) => l.spanId === to.spanId && l.traceId === to.traceId)) continue;
+    span.links = [
+      ...span.links,
+      {
+        traceId: to.traceId,
+        spanId: to.spanId,
+        traceState: '',
+        attributes: [],
+        droppedAttributesCount: 0,
+        flags: 0,
+      },
+    ];
+  }
+}
+
 /**
  * Writes each resolution onto its post span when that span is in `events` (the post observed in
  * this request): the continuity attributes and a link to the pre span. Returns the resolutions
- * that still need a `continuity.check` span; adds the spans it changed to `enriched`.
+ * that still need a `continuity.check` span.
  */
 export function enrichPostSpans(
   events: readonly FoundEvent[],
   resolutions: readonly Resolution[],
-  enriched?: Set<OtlpSpan>,
 ): Resolution[] {
-  const rest: Resolution[] = [];
-  for (const r of resolutions) {
-    const post =
-      r.resolvedAtPost && r.postSpan ? findSpan(events, r.postSpan.traceId, r.postSpan.spanId) : undefined;
-    if (!post) {
-      rest.push(r);
-      continue;
-    }
-    enriched?.add(post);
-    post.attributes = upsertAttributes(
-      post.attributes,
-      classificationAttributes(r.classification, r.activity),
-    );
-    if (
-      r.preSpan &&
-      !post.links.some((l) => l.spanId === r.preSpan!.spanId && l.traceId === r.preSpan!.traceId)
-    ) {
-      post.links = [
-        ...post.links,
-        {
-          traceId: r.preSpan.traceId,
-          spanId: r.preSpan.spanId,
-          traceState: '',
-          attributes: [],
-          droppedAttributesCount: 0,
-          flags: 0,
-        },
-      ];
-    }
-  }
+  const { edits, rest } = planPostEnrichment(events, resolutions);
+  for (const edit of edits) applyPostEnrichment(edit.found.span, edit);
   return rest;
 }
 
-function findSpan(events: readonly FoundEvent[], traceId: string, spanId: string): OtlpSpan | undefined {
-  for (const e of events) if (e.span.spanId === spanId && e.span.traceId === traceId) return e.span;
+function findEvent<F extends FoundEvent<InspectableSpan>>(
+  events: readonly F[],
+  traceId: string,
+  spanId: string,
+): F | undefined {
+  for (const e of events) if (e.span.spanId === spanId && e.span.traceId === traceId) return e;
   return undefined;
 }
 

@@ -10,7 +10,7 @@
  * (`PROMETHEUS_NAMES` / `SERVICE_PROMETHEUS_NAMES` in semconv.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Attributes, Counter } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram } from '@opentelemetry/api';
 import { OTLPMetricExporter as OtlpHttpJsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
@@ -30,6 +30,7 @@ import {
   METRIC_SERVICE_EXPORT_FAILURES,
   METRIC_SERVICE_PASSTHROUGH_DROPPED,
   METRIC_SERVICE_PASSTHROUGH_FORWARDED,
+  METRIC_SERVICE_PENDING_WRITE_DURATION,
   METRIC_SERVICE_QUEUE_CAPACITY,
   METRIC_SERVICE_QUEUE_SIZE,
   METRIC_SERVICE_RECOVERED,
@@ -40,6 +41,7 @@ import {
   METRIC_SERVICE_SPANS_RECEIVED,
   METRIC_SERVICE_SPANS_REJECTED,
   PASSTHROUGH_SIGNALS,
+  PENDING_WRITE_BUCKETS_S,
   SERVICE_METRIC_DEFINITIONS,
 } from '../otel/semconv.js';
 import type { OtlpHttpProtocol } from './config.js';
@@ -107,6 +109,7 @@ export class ServiceMetrics {
   private readonly _recoveryProblems: Counter;
   private readonly _passForwarded: Counter;
   private readonly _passDropped: Counter;
+  private readonly _pendingWrite: Histogram;
   private _shutdown: Promise<void> | undefined;
 
   constructor(options: ServiceMetricsOptions) {
@@ -143,6 +146,14 @@ export class ServiceMetrics {
     this._recoveryProblems = counter(METRIC_SERVICE_RECOVERY_PROBLEMS);
     this._passForwarded = counter(METRIC_SERVICE_PASSTHROUGH_FORWARDED);
     this._passDropped = counter(METRIC_SERVICE_PASSTHROUGH_DROPPED);
+    {
+      const d = SERVICE_METRIC_DEFINITIONS[METRIC_SERVICE_PENDING_WRITE_DURATION];
+      this._pendingWrite = meter.createHistogram(METRIC_SERVICE_PENDING_WRITE_DURATION, {
+        unit: d.unit,
+        description: d.description,
+        advice: { explicitBucketBoundaries: [...PENDING_WRITE_BUCKETS_S] },
+      });
+    }
     const gauge = (name: keyof typeof SERVICE_METRIC_DEFINITIONS, read: () => number) => {
       const d = SERVICE_METRIC_DEFINITIONS[name];
       meter
@@ -200,6 +211,11 @@ export class ServiceMetrics {
     if (requests > 0) {
       this._passDropped.add(requests, { [METRIC_ATTR_SIGNAL]: signal, [METRIC_ATTR_ERROR_TYPE]: reason });
     }
+  }
+
+  /** One request's wait for its pending-state records to be durable, milliseconds. */
+  pendingWrite(ms: number): void {
+    this._pendingWrite.record(ms / 1000);
   }
 
   /** Boundaries restored and records unreadable at start. */

@@ -17,6 +17,7 @@ import type { Server as GrpcServer } from '@grpc/grpc-js';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { Correlator } from '../correlate/correlator.js';
 import type { CorrelatorOptions, Resolution } from '../correlate/types.js';
+import type { CompactionEvent } from '../otel/attributes.js';
 import { ContinuityMetrics } from '../otel/metrics.js';
 import { PASSTHROUGH_SIGNALS, SERVICE_DROP_REASONS } from '../otel/semconv.js';
 import {
@@ -42,11 +43,13 @@ import {
   type ServiceConfig,
 } from './config.js';
 import {
+  applyPostEnrichment,
   checkResourceSpans,
   enrichPostSpans,
-  type FoundEvent,
+  type InspectableSpan,
   inspectRequest,
   inspectSpans,
+  planPostEnrichment,
   rejectionMessage,
 } from './enrich.js';
 import { Forwarder } from './forwarder.js';
@@ -68,6 +71,7 @@ import {
 } from './receiver.js';
 import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
+import { patchWireSpan, readWireSpan } from './span-wire.js';
 import { type SpanSite, splice, walkTraceRequest } from './splice.js';
 import { PendingStore } from './state.js';
 import { createTransport, type Signal } from './transport.js';
@@ -544,26 +548,34 @@ export class ContinuityService {
       }
       return undefined;
     }
+    // Each compaction span is read from its bytes; the codec decodes only the unusual ones.
+    const limits = this._config.limits;
     const items = walked.compaction.map((site) => {
+      const wire = readWireSpan(body, site, limits);
+      if (wire)
+        return { path: sitePath(site), site, span: wire as InspectableSpan, wire, decoded: undefined };
       let span: OtlpSpan;
       try {
         span = decodeSpan(body.subarray(site.start, site.end));
       } catch (e) {
         throw new MalformedRequest(`${sitePath(site)}: ${(e as Error).message}`);
       }
-      return { path: sitePath(site), span };
+      return { path: sitePath(site), site, span: span as InspectableSpan, wire: undefined, decoded: span };
     });
-    const inspection = inspectSpans(items, this._config.limits);
+    const inspection = inspectSpans(items, limits);
     const accepted = walked.spans - inspection.rejected.size;
-    const events = inspection.events.map(({ event, span }) => ({ event, span }));
-    return this._apply(accepted, events, inspection, (resolutions, checks) => {
-      const enriched = new Set<OtlpSpan>();
-      const needChecks = enrichPostSpans(events, resolutions, enriched);
+    return this._apply(accepted, inspection.events, inspection, (resolutions, checks) => {
+      const { edits, rest: needChecks } = planPostEnrichment(inspection.events, resolutions);
       const replace = new Map<SpanSite, Uint8Array | null>();
       for (const i of inspection.rejected) replace.set(walked.compaction[i]!, null);
-      items.forEach(({ span }, i) => {
-        if (enriched.has(span)) replace.set(walked.compaction[i]!, encodeSpan(span));
-      });
+      for (const { found, attributes, links } of edits) {
+        const { site, wire, decoded } = items[found.index]!;
+        if (wire) replace.set(site, patchWireSpan(body, site, wire, attributes, links));
+        else {
+          applyPostEnrichment(decoded!, { attributes, links });
+          replace.set(site, encodeSpan(decoded!));
+        }
+      }
       const spliced = splice(body, walked, replace);
       const extra = checks(needChecks);
       return {
@@ -643,7 +655,7 @@ export class ContinuityService {
    */
   private async _apply(
     accepted: number,
-    events: FoundEvent[],
+    events: ReadonlyArray<{ event: CompactionEvent }>,
     refused: { rejectedByReason: Map<string, number>; messages: string[] },
     build: (
       resolutions: Resolution[],
@@ -665,8 +677,10 @@ export class ContinuityService {
       if (events.length > 0) this._page?.observed(resolutions, nowMs);
       const { spans, item } = build(resolutions, (r) => checkResourceSpans(r, nowMs, this._checkSource));
       if (lastSeq > 0) {
+        const waitStart = performance.now();
         try {
           await this._store.durable(lastSeq);
+          this._metrics.pendingWrite(performance.now() - waitStart);
         } catch (e) {
           this._log.error('pending state not durable', { detail: (e as Error).message });
           throw new Refusal(

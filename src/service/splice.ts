@@ -108,6 +108,7 @@ const M_REQUEST = NAMES.indexOf('Request');
 const M_RESOURCE_SPANS = NAMES.indexOf('ResourceSpans');
 const M_SCOPE_SPANS = NAMES.indexOf('ScopeSpans');
 const M_SPAN = NAMES.indexOf('Span');
+const M_KEY_VALUE = NAMES.indexOf('KeyValue');
 const SPAN_NAME = 5;
 
 /** Deeper nesting is refused, as the codec refuses it (`MAX_DEPTH` there). */
@@ -147,14 +148,22 @@ class Walk {
 
   message(type: number, end: number, depth: number): void {
     if (depth > MAX_DEPTH) throw new Invalid(`messages nested deeper than ${MAX_DEPTH}`);
+    if (type === M_KEY_VALUE && this._plainKeyValue(end, depth)) return;
+    const b = this._b;
     const table = TABLE[type]!;
     let nameStart = -1;
     let nameEnd = -1;
     while (this.pos < end) {
       const tagStart = this.pos;
-      const tag = this.varint(end);
-      const no = Math.floor(tag / 8);
-      const wire = tag % 8;
+      // Every OTLP tag is one or two bytes; the one-byte case is read inline (the walk's hot path).
+      const first = b[tagStart]!;
+      let tag: number;
+      if (first < 0x80) {
+        tag = first;
+        this.pos = tagStart + 1;
+      } else tag = this.varint(end);
+      const no = tag < 0x100000000 ? tag >>> 3 : Math.floor(tag / 8);
+      const wire = tag & 7;
       if (no === 0) throw new Invalid('field number 0');
       const known = no < table.length ? table[no]! : -1;
       if (known >= 16 || known === LEN) {
@@ -174,20 +183,27 @@ class Walk {
           break;
         case LEN: {
           const lenStart = this.pos;
-          const len = this.varint(end);
+          const lenByte = this.pos < end ? b[this.pos]! : 0x80;
+          let len: number;
+          if (lenByte < 0x80) {
+            len = lenByte;
+            this.pos++;
+          } else len = this.varint(end);
           const start = this.pos;
           const stop = start + len;
           if (stop > end) throw new Invalid(`field ${no} of ${NAMES[type]}: length past the end`);
           if (known >= 16) {
             const child = known - 16;
-            const frame = { tagStart, lenStart, start, end: stop };
-            if (child === M_RESOURCE_SPANS) this.resources.push(frame);
-            else if (child === M_SCOPE_SPANS) {
-              this.scopes.push(frame);
-              this._spanIndex = 0;
-            } else if (child === M_SPAN) {
-              this._frame = frame;
+            if (child === M_SPAN) {
+              // Only a span's offsets are kept (no object): a frame is built for compaction spans.
+              this._spanTag = tagStart;
+              this._spanLen = lenStart;
               this._spanIndex++;
+            } else if (child === M_RESOURCE_SPANS)
+              this.resources.push({ tagStart, lenStart, start, end: stop });
+            else if (child === M_SCOPE_SPANS) {
+              this.scopes.push({ tagStart, lenStart, start, end: stop });
+              this._spanIndex = 0;
             }
             this.message(child, stop, depth + 1);
           } else if (type === M_SPAN && no === SPAN_NAME) {
@@ -207,10 +223,14 @@ class Walk {
     if (type === M_SPAN) {
       this.spans++;
       if (nameStart >= 0 && this._prefixed(nameStart, nameEnd)) {
-        const name = this._b.toString('utf8', nameStart, nameEnd);
+        const name = b.toString('utf8', nameStart, nameEnd);
         if (isCompactionSpanName(name)) {
+          const lenStart = this._spanLen;
           this.compaction.push({
-            ...this._frame!,
+            tagStart: this._spanTag,
+            lenStart,
+            start: lenStart + varintLength(b, lenStart),
+            end,
             resource: this.resources.length - 1,
             scope: this.scopes.length - 1,
             index: this._spanIndex - 1,
@@ -221,8 +241,44 @@ class Walk {
     }
   }
 
-  /** The frame of the span being walked (set when its field was entered; spans do not nest). */
-  private _frame: Frame | undefined;
+  /**
+   * Most of a request is attributes, and nearly every one is a key and one scalar value, encoded
+   * the one way SDKs encode them. Those are checked here in one pass (what the generic walk would
+   * check: lengths within bounds, wire types, varints of at most 10 bytes); any other shape returns
+   * false with nothing consumed, and the generic walk reads it (and names what is wrong).
+   */
+  private _plainKeyValue(end: number, depth: number): boolean {
+    const b = this._b;
+    let p = this.pos;
+    if (depth + 1 > MAX_DEPTH || b[p] !== 0x0a /* key */) return false;
+    p = skipLen(b, p + 1, end);
+    if (p < 0) return false;
+    if (p === end) {
+      this.pos = p;
+      return true;
+    }
+    if (b[p] !== 0x12 /* value */) return false;
+    const valueEnd = skipLen(b, p + 1, end);
+    if (valueEnd !== end) return false;
+    // The AnyValue's content: empty, or exactly one scalar field.
+    p = lenEnd(b, p + 1);
+    if (p === end) {
+      this.pos = end;
+      return true;
+    }
+    const tag = b[p]!;
+    if (tag === 0x0a /* string */ || tag === 0x3a /* bytes */) p = skipLen(b, p + 1, end);
+    else if (tag === 0x10 /* bool */ || tag === 0x18 /* int */) p = skipVarint(b, p + 1, end);
+    else if (tag === 0x21 /* double */) p = p + 9 <= end ? p + 9 : -1;
+    else return false;
+    if (p !== end) return false;
+    this.pos = end;
+    return true;
+  }
+
+  /** Tag and length offsets of the span being walked (set when its field was entered; spans do not nest). */
+  private _spanTag = 0;
+  private _spanLen = 0;
   private _spanIndex = 0;
 
   private _prefixed(start: number, stop: number): boolean {
@@ -249,6 +305,38 @@ export function walkTraceRequest(body: Uint8Array): WalkResult {
     resources: walk.resources,
     scopes: walk.scopes,
   };
+}
+
+/**
+ * Past the length-delimited content whose length varint starts at `p`, or -1 when the varint is
+ * longer than 2 bytes (left to the generic walk) or the content runs past `end`.
+ */
+function skipLen(b: Buffer, p: number, end: number): number {
+  if (p >= end) return -1;
+  let len = b[p++]!;
+  if (len >= 0x80) {
+    if (p >= end || b[p]! >= 0x80) return -1;
+    len = (len & 0x7f) + b[p++]! * 128;
+  }
+  return p + len <= end ? p + len : -1;
+}
+
+/** Where the content starts after the (already checked, 1 or 2 byte) length varint at `p`. */
+function lenEnd(b: Buffer, p: number): number {
+  return b[p]! >= 0x80 ? p + 2 : p + 1;
+}
+
+/** Past a varint of at most 10 bytes starting at `p`, or -1. */
+function skipVarint(b: Buffer, p: number, end: number): number {
+  for (let i = 0; i < 10 && p < end; i++) if (b[p++]! < 0x80) return p;
+  return -1;
+}
+
+/** How many bytes the (already checked) varint at `at` takes. */
+function varintLength(b: Buffer, at: number): number {
+  let n = 1;
+  while (b[at + n - 1]! >= 0x80) n++;
+  return n;
 }
 
 /** Bytes of a protobuf varint. */

@@ -14,7 +14,9 @@ import {
   METRIC_ATTR_ERROR_TYPE,
   METRIC_ATTR_STATE,
   METRIC_BOUNDARIES,
+  METRIC_SERVICE_PENDING_WRITE_DURATION,
   METRIC_SERVICE_QUEUE_SIZE,
+  METRIC_SERVICE_REQUESTS,
   METRIC_SERVICE_SPANS_FORWARDED,
   METRIC_SERVICE_SPANS_RECEIVED,
   PROMETHEUS_NAMES,
@@ -124,6 +126,10 @@ describe('continuity serve', () => {
       downstream.spans.length,
     );
     expect(total(samples, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_QUEUE_SIZE])).toBe(0);
+    // Each request with compaction spans waited for its journal once: the wait is measured.
+    const writes = total(samples, `${SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_PENDING_WRITE_DURATION]}_count`);
+    expect(writes).toBeGreaterThan(0);
+    expect(writes).toBeLessThanOrEqual(total(samples, SERVICE_PROMETHEUS_NAMES[METRIC_SERVICE_REQUESTS]));
     // Every documented Prometheus name is served (the histogram as _bucket/_sum/_count).
     const names = new Set(samples.map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
     for (const name of [...Object.values(PROMETHEUS_NAMES), ...Object.values(SERVICE_PROMETHEUS_NAMES)]) {

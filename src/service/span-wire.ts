@@ -1,0 +1,345 @@
+/**
+ * Compaction spans read and enriched straight from their protobuf bytes, so a request with
+ * compaction spans costs little more than one without (issue: "splice, do not re-encode").
+ *
+ * {@link readWireSpan} reads only what the service uses (name, ids, start time, attributes, the
+ * ids of the links) from a span the walk (`splice.ts`) has already checked structurally;
+ * {@link patchWireSpan} writes a post span's classification onto its bytes: a replaced attribute
+ * takes its old place, new attributes and the link to the pre span are appended as new fields,
+ * and every other byte (events, status, unknown fields) is copied as it came. Protobuf decoders
+ * gather repeated fields in order of appearance, so the result decodes as the decoded-and-
+ * re-encoded span would.
+ *
+ * The fast reader answers only for spans it reads exactly as the codec would (`codec.ts`); for
+ * anything unusual (a string that is not UTF-8, an id of another length, an AnyValue with two
+ * values set, a key-value list, a negative or very large integer, a value over the limits) it
+ * answers undefined and the caller decodes the span with the codec, which decides as before.
+ */
+import type { Attributes } from '@opentelemetry/api';
+import protobuf from 'protobufjs/minimal.js';
+import { type OtlpAnyValue, type OtlpKeyValue, recordToAttributes } from '../otlp/index.js';
+import type { SpanLimits } from './enrich.js';
+import type { SpanSite } from './splice.js';
+
+/** What the service reads from a compaction span (the fields `inspectSpans` and the enrichment use). */
+export interface WireSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  /** Decimal nanoseconds, as the codec's uniform shape has them. */
+  startTimeUnixNano: string;
+  attributes: OtlpKeyValue[];
+  links: Array<{ traceId: string; spanId: string }>;
+  /** Where each attribute field lies in the body (tag to end), in order. */
+  attributeFields: Array<{ from: number; to: number }>;
+}
+
+const LEN = 2;
+/** Span fields read (trace.proto). */
+const SPAN = { traceId: 1, spanId: 2, name: 5, startTime: 7, attributes: 9, links: 13 } as const;
+/** AnyValue fields (common.proto). */
+const ANY = { string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;
+
+/** Not read here: the codec decides (the message says why, for tests and debugging). */
+class Unusual extends Error {}
+function unusual(why: string): never {
+  throw new Unusual(why);
+}
+
+/** A reader over `b` between `pos` and `end`, for bytes already checked by the walk. */
+class Cursor {
+  constructor(
+    readonly b: Buffer,
+    public pos: number,
+    readonly end: number,
+  ) {}
+
+  varint(): number {
+    const b = this.b;
+    let result = 0;
+    let mul = 1;
+    for (let i = 0; i < 7; i++) {
+      const byte = b[this.pos++]!;
+      result += (byte & 0x7f) * mul;
+      if (byte < 0x80) return result;
+      mul *= 128;
+    }
+    // 2^49 or more (or negative, as int64 varints are): left to the codec.
+    return unusual('varint of 2^49 or more');
+  }
+
+  skip(wire: number): void {
+    if (wire === 0) while (this.b[this.pos++]! >= 0x80);
+    else if (wire === 1) this.pos += 8;
+    else if (wire === 5) this.pos += 4;
+    else if (wire === LEN) {
+      const len = this.varint();
+      this.pos += len;
+    } else unusual(`wire type ${wire}`);
+  }
+
+  /** Enters a length-delimited field whose tag was just read: returns where it ends. */
+  enter(): number {
+    const len = this.varint();
+    return this.pos + len;
+  }
+
+  /** The content range of a length-delimited field whose tag was just read, and moves past it. */
+  frame(): [number, number] {
+    const len = this.varint();
+    const start = this.pos;
+    this.pos += len;
+    return [start, this.pos];
+  }
+
+  string(start: number, stop: number): string {
+    const s = this.b.toString('utf8', start, stop);
+    // Node replaces bytes that are not UTF-8 with U+FFFD; the codec refuses them, so it decides.
+    if (s.includes('\uFFFD')) unusual('not UTF-8');
+    return s;
+  }
+
+  id(start: number, stop: number, bytes: number): string {
+    const n = stop - start;
+    if (n !== bytes && n !== 0) unusual(`a ${n}-byte id`);
+    return this.b.toString('hex', start, stop);
+  }
+}
+
+function anyValue(c: Cursor, stop: number, limits: SpanLimits, depth: number): OtlpAnyValue {
+  let value: OtlpAnyValue | undefined;
+  const set = (v: OtlpAnyValue) => {
+    // Two members of the oneof: the codec refuses it.
+    if (value !== undefined) unusual('two members of the oneof');
+    value = v;
+  };
+  while (c.pos < stop) {
+    const tag = c.varint();
+    const no = tag >>> 3;
+    const wire = tag & 7;
+    if (no === ANY.string && wire === LEN) {
+      const [s, e] = c.frame();
+      // Byte length bounds the UTF-16 length: under it the value is within the limit.
+      if (e - s > limits.maxAttributeValueLength) unusual('a long string');
+      set({ stringValue: c.string(s, e) });
+    } else if (no === ANY.bool && wire === 0) set({ boolValue: c.varint() !== 0 });
+    else if (no === ANY.int && wire === 0) set({ intValue: String(c.varint()) });
+    else if (no === ANY.double && wire === 1) {
+      set({ doubleValue: c.b.readDoubleLE(c.pos) });
+      c.pos += 8;
+    } else if (no === ANY.bytes && wire === LEN) {
+      const [s, e] = c.frame();
+      const text = c.b.toString('base64', s, e);
+      if (text.length > limits.maxAttributeValueLength) unusual('long bytes');
+      set({ bytesValue: text });
+    } else if (no === ANY.array && wire === LEN && depth === 0) {
+      const arrayEnd = c.enter();
+      const values: OtlpAnyValue[] = [];
+      while (c.pos < arrayEnd) {
+        const t = c.varint();
+        if (t >>> 3 === 1 && (t & 7) === LEN) {
+          const ve = c.enter();
+          values.push(anyValue(c, ve, limits, depth + 1));
+          c.pos = ve;
+        } else c.skip(t & 7);
+      }
+      set({ arrayValue: { values } });
+    } else if (no === ANY.array || no === ANY.kvlist) {
+      // Nested arrays and key-value lists: rare on a compaction span; the codec reads them.
+      unusual('a nested array or a key-value list');
+    } else c.skip(wire);
+  }
+  return value ?? {};
+}
+
+function keyValue(c: Cursor, stop: number, limits: SpanLimits): OtlpKeyValue {
+  let key = '';
+  let value: OtlpAnyValue = {};
+  while (c.pos < stop) {
+    const tag = c.varint();
+    const no = tag >>> 3;
+    const wire = tag & 7;
+    if (no === 1 && wire === LEN) {
+      const [s, e] = c.frame();
+      key = c.string(s, e);
+    } else if (no === 2 && wire === LEN) {
+      const e = c.enter();
+      value = anyValue(c, e, limits, 0);
+      c.pos = e;
+    } else c.skip(wire);
+  }
+  return { key, value };
+}
+
+function link(c: Cursor, stop: number): { traceId: string; spanId: string } {
+  let traceId = '';
+  let spanId = '';
+  while (c.pos < stop) {
+    const tag = c.varint();
+    const no = tag >>> 3;
+    const wire = tag & 7;
+    if (no === 1 && wire === LEN) traceId = c.id(...c.frame(), 16);
+    else if (no === 2 && wire === LEN) spanId = c.id(...c.frame(), 8);
+    else c.skip(wire);
+  }
+  return { traceId, spanId };
+}
+
+/**
+ * The span at `site` as the service reads it, or undefined when the codec must decode it (see the
+ * module comment). `limits` are the service's: a span over them is the codec's path too, which
+ * names the problem. Never throws.
+ */
+export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): WireSpan | undefined {
+  const c = new Cursor(body, site.start, site.end);
+  const span: WireSpan = {
+    name: '',
+    traceId: '',
+    spanId: '',
+    startTimeUnixNano: '0',
+    attributes: [],
+    links: [],
+    attributeFields: [],
+  };
+  try {
+    while (c.pos < site.end) {
+      const from = c.pos;
+      const tag = c.varint();
+      const no = tag >>> 3;
+      const wire = tag & 7;
+      if (wire === LEN && no === SPAN.attributes) {
+        const e = c.enter();
+        span.attributes.push(keyValue(c, e, limits));
+        span.attributeFields.push({ from, to: e });
+        c.pos = e;
+      } else if (wire === LEN && no === SPAN.name) span.name = c.string(...c.frame());
+      else if (wire === LEN && no === SPAN.traceId) span.traceId = c.id(...c.frame(), 16);
+      else if (wire === LEN && no === SPAN.spanId) span.spanId = c.id(...c.frame(), 8);
+      else if (wire === LEN && no === SPAN.links) {
+        const e = c.enter();
+        span.links.push(link(c, e));
+        c.pos = e;
+      } else if (wire === 1 && no === SPAN.startTime) {
+        span.startTimeUnixNano = body.readBigUInt64LE(c.pos).toString();
+        c.pos += 8;
+      } else c.skip(wire);
+    }
+  } catch {
+    // UNUSUAL, or anything else this reader did not expect: the codec decides.
+    return undefined;
+  }
+  if (span.attributes.length > limits.maxAttributesPerSpan) return undefined;
+  return span;
+}
+
+/** The protobuf encoding of one AnyValue's fields into `w`. */
+function writeAnyValue(w: protobuf.Writer, v: OtlpAnyValue): void {
+  if (v.stringValue !== undefined) w.uint32((ANY.string << 3) | LEN).string(v.stringValue);
+  else if (v.boolValue !== undefined) w.uint32(ANY.bool << 3).bool(v.boolValue);
+  else if (v.intValue !== undefined) w.uint32(ANY.int << 3).int64(v.intValue);
+  else if (v.doubleValue !== undefined) w.uint32((ANY.double << 3) | 1).double(v.doubleValue);
+  else if (v.bytesValue !== undefined) w.uint32((ANY.bytes << 3) | LEN).bytes(v.bytesValue);
+  else if (v.arrayValue !== undefined) {
+    w.uint32((ANY.array << 3) | LEN).fork();
+    for (const item of v.arrayValue.values) {
+      w.uint32((1 << 3) | LEN).fork();
+      writeAnyValue(w, item);
+      w.ldelim();
+    }
+    w.ldelim();
+  }
+}
+
+/** Bytes of a varint. */
+function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+function putVarint(out: Buffer, at: number, n: number): number {
+  while (n >= 0x80) {
+    out[at++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  out[at++] = n;
+  return at;
+}
+
+/**
+ * One Span `attributes` field (tag, length, KeyValue). A string value (every attribute the service
+ * writes) is laid out by hand, one allocation; other kinds go through the protobuf writer.
+ */
+function attributeField(kv: OtlpKeyValue): Uint8Array {
+  const value = kv.value?.stringValue;
+  if (value === undefined) {
+    const w = protobuf.Writer.create();
+    w.uint32((SPAN.attributes << 3) | LEN).fork();
+    w.uint32((1 << 3) | LEN).string(kv.key);
+    w.uint32((2 << 3) | LEN).fork();
+    writeAnyValue(w, kv.value ?? {});
+    w.ldelim();
+    w.ldelim();
+    return w.finish();
+  }
+  const keyLen = Buffer.byteLength(kv.key);
+  const valueLen = Buffer.byteLength(value);
+  const anyLen = 1 + varintSize(valueLen) + valueLen;
+  const kvLen = 1 + varintSize(keyLen) + keyLen + 1 + varintSize(anyLen) + anyLen;
+  const out = Buffer.allocUnsafe(1 + varintSize(kvLen) + kvLen);
+  let at = 0;
+  out[at++] = (SPAN.attributes << 3) | LEN;
+  at = putVarint(out, at, kvLen);
+  out[at++] = (1 << 3) | LEN;
+  at = putVarint(out, at, keyLen);
+  at += out.write(kv.key, at, 'utf8');
+  out[at++] = (2 << 3) | LEN;
+  at = putVarint(out, at, anyLen);
+  out[at++] = (ANY.string << 3) | LEN;
+  at = putVarint(out, at, valueLen);
+  out.write(value, at, 'utf8');
+  return out;
+}
+
+/**
+ * The span's content bytes with `record` set on its attributes (an existing key is replaced where
+ * it was, as `upsertAttributes` does; new keys are appended in the record's order) and a link to
+ * each of `links` it does not have yet (as `applyPostEnrichment` does to a decoded span).
+ */
+export function patchWireSpan(
+  body: Buffer,
+  site: SpanSite,
+  span: WireSpan,
+  record: Attributes,
+  links: ReadonlyArray<{ traceId: string; spanId: string }>,
+): Buffer {
+  const additions = recordToAttributes(record);
+  const index = new Map(additions.map((kv, i) => [kv.key, i]));
+  const parts: Uint8Array[] = [];
+  let at = site.start;
+  span.attributeFields.forEach((field, i) => {
+    const key = span.attributes[i]!.key;
+    const k = index.get(key);
+    if (k === undefined) return;
+    index.delete(key);
+    parts.push(body.subarray(at, field.from), attributeField(additions[k]!));
+    at = field.to;
+  });
+  parts.push(body.subarray(at, site.end));
+  for (const k of index.values()) parts.push(attributeField(additions[k]!));
+  const linked = [...span.links];
+  for (const to of links) {
+    if (linked.some((l) => l.traceId === to.traceId && l.spanId === to.spanId)) continue;
+    linked.push(to);
+    const w = protobuf.Writer.create();
+    w.uint32((SPAN.links << 3) | LEN).fork();
+    w.uint32((1 << 3) | LEN).bytes(Buffer.from(to.traceId, 'hex'));
+    w.uint32((2 << 3) | LEN).bytes(Buffer.from(to.spanId, 'hex'));
+    w.ldelim();
+    parts.push(w.finish());
+  }
+  return Buffer.concat(parts);
+}
