@@ -1,12 +1,19 @@
 /**
  * Reading an OTLP/HTTP request body: content type, content encoding (the Collector's set: gzip,
- * zstd, deflate and zlib), the size limit before and after decompression, and the request timeout.
- * Each failure is a {@link BodyError} carrying the HTTP status the OTLP/HTTP specification asks
- * for and a message a client developer can act on.
+ * zstd, deflate, zlib, snappy, x-snappy-framed and lz4), the size limit before and after
+ * decompression, and the request timeout. Each failure is a {@link BodyError} carrying the HTTP
+ * status the OTLP/HTTP specification asks for and a message a client developer can act on.
+ *
+ * gzip, deflate and zlib are node:zlib's; zstd is `fzstd` (pure JavaScript); snappy blocks are
+ * `hysnappy` (WebAssembly) under our framing reader (./snappy.ts); LZ4 frames are our own
+ * (./lz4.ts), as no maintained pure-JavaScript package reads them. No native addon.
  */
 import type { IncomingMessage } from 'node:http';
 import { gunzip, inflate } from 'node:zlib';
 import { Decompress } from 'fzstd';
+import { DecodeError } from './decode-error.js';
+import { decodeLz4 } from './lz4.js';
+import { decodeSnappy, decodeSnappyFramed, isSnappyFramed } from './snappy.js';
 
 /** The OTLP/HTTP payload encodings. */
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -56,11 +63,13 @@ export function encodingOf(contentType: string | undefined): OtlpEncoding {
 }
 
 /** The request body codings accepted (`Content-Encoding`), as the Collector's HTTP receiver does. */
-export type BodyCoding = 'identity' | 'gzip' | 'zstd' | 'zlib';
+export type BodyCoding = 'identity' | 'gzip' | 'zstd' | 'zlib' | 'snappy' | 'x-snappy-framed' | 'lz4';
 
 /**
  * The body's coding from `Content-Encoding`: gzip, zstd, deflate and zlib (both the zlib format,
- * as the Collector reads them), identity or none. Throws a 415 for other codings (snappy, lz4).
+ * as the Collector reads them), snappy (the block format, or the framing format when the body
+ * starts with its stream identifier, as the Collector detects it), x-snappy-framed (the framing
+ * format), lz4 (the LZ4 frame format), identity or none. Throws a 415 for other codings.
  */
 export function codingOf(contentEncoding: string | undefined): BodyCoding {
   const coding = (contentEncoding ?? '').trim().toLowerCase();
@@ -76,11 +85,15 @@ export function codingOf(contentEncoding: string | undefined): BodyCoding {
     case 'deflate':
     case 'zlib':
       return 'zlib';
+    case 'snappy':
+    case 'x-snappy-framed':
+    case 'lz4':
+      return coding;
     default:
       throw new BodyError(
         415,
         'unsupported_encoding',
-        `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: send gzip, zstd, deflate, zlib or no Content-Encoding`,
+        `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: send gzip, zstd, deflate, zlib, snappy, x-snappy-framed, lz4 or no Content-Encoding`,
       );
   }
 }
@@ -149,9 +162,9 @@ export function readRawBody(req: IncomingMessage, limits: BodyLimits): Promise<B
 /** Decompresses a body, refusing more than `maxBytes` of output (413) and bad data (400). */
 export function decodeBody(body: Buffer, coding: BodyCoding, maxBytes: number): Promise<Buffer> {
   if (coding === 'identity') return Promise.resolve(body);
-  if (coding === 'zstd') {
+  if (coding === 'zstd' || coding === 'snappy' || coding === 'x-snappy-framed' || coding === 'lz4') {
     try {
-      return Promise.resolve(unzstd(body, maxBytes));
+      return Promise.resolve(decodeInProcess(body, coding, maxBytes));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -166,6 +179,24 @@ export function decodeBody(body: Buffer, coding: BodyCoding, maxBytes: number): 
       reject(badCompression(coding, (err as NodeJS.ErrnoException).code ?? err.message));
     });
   });
+}
+
+/** The codings decoded synchronously in JavaScript or WebAssembly (node:zlib's run on its pool). */
+function decodeInProcess(
+  body: Buffer,
+  coding: 'zstd' | 'snappy' | 'x-snappy-framed' | 'lz4',
+  maxBytes: number,
+) {
+  if (coding === 'zstd') return unzstd(body, maxBytes);
+  try {
+    if (coding === 'lz4') return decodeLz4(body, maxBytes);
+    return coding === 'snappy' ? decodeSnappy(body, maxBytes) : decodeSnappyFramed(body, maxBytes);
+  } catch (e) {
+    if (!(e instanceof DecodeError)) throw e;
+    if (e.code === 'too_large') throw tooLarge(maxBytes, 'the decompressed body');
+    const framed = coding === 'snappy' && isSnappyFramed(body);
+    throw badCompression(coding, framed ? `framing format: ${e.message}` : e.message);
+  }
 }
 
 function unzstd(body: Buffer, maxBytes: number): Buffer {

@@ -233,7 +233,7 @@ describe('what each entry point loads', () => {
     );
   });
 
-  /** The OpenTelemetry, gRPC and zstd packages a child process loads. */
+  /** The OpenTelemetry, gRPC, zstd and snappy packages a child process loads. */
   function otelLoaded(args: string[]): string[] {
     const trace = join(scratch, `load-${Math.random().toString(36).slice(2)}.txt`);
     writeFileSync(trace, '');
@@ -245,12 +245,12 @@ describe('what each entry point loads', () => {
     });
     expect(r.status, r.stderr).toBe(0);
     const names = readFileSync(trace, 'utf8').matchAll(
-      /node_modules\/((?:@opentelemetry|@grpc)\/[^/]+|fzstd)\//g,
+      /node_modules\/((?:@opentelemetry|@grpc)\/[^/]+|fzstd|hysnappy)\//g,
     );
     return [...new Set([...names].map((m) => m[1]!))].sort();
   }
 
-  it('the root entry (processor, extension, metrics): @opentelemetry/api and nothing else (no gRPC, no zstd)', () => {
+  it('the root entry (processor, extension, metrics): @opentelemetry/api and nothing else (no gRPC, no zstd, no snappy)', () => {
     expect(existsSync(join(REPO, 'dist', 'index.js'))).toBe(true);
     const script = `await import(${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'index.js')).href)});`;
     expect(otelLoaded(['--input-type=module', '-e', script])).toEqual(['@opentelemetry/api']);
@@ -262,6 +262,7 @@ describe('what each entry point loads', () => {
     expect(loaded).toContain('@grpc/grpc-js');
     expect(loaded).toContain('@opentelemetry/sdk-metrics');
     expect(loaded).toContain('fzstd');
+    expect(loaded).toContain('hysnappy');
   });
 
   it('agent-continuity/claude-agent-sdk: no OpenTelemetry package until the adapter makes a span', () => {

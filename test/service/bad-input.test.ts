@@ -167,7 +167,7 @@ function badCases(): BadCase[] {
   add(50, (i) => ({
     kind: 'unsupported content encoding',
     body: VALID_PB,
-    headers: { ...PB, 'content-encoding': i % 2 ? 'br' : 'snappy' },
+    headers: { ...PB, 'content-encoding': i % 2 ? 'br' : 'compress' },
     status: 415,
     message: /unsupported Content-Encoding/,
   }));

@@ -85,6 +85,17 @@ export const PEERS = {
     packages: ['playwright-core@1.65.1'],
     bin: 'node_modules/playwright-core/index.mjs',
   },
+  /**
+   * An independent writer of the snappy framing format for the request-body tests
+   * (test/service/compression.test.ts): framing and masked CRC-32C of its own, blocks from the
+   * `snappy` addon (Rust's snap, prebuilt in its platform package) and CRC-32C from
+   * `@node-rs/crc32` (prebuilt too). `bin` is its CommonJS entry.
+   */
+  snappystream: {
+    id: 'snappystream@2.1.1',
+    packages: ['snappystream@2.1.1'],
+    bin: 'node_modules/snappystream/dist/snappystreams.js',
+  },
   // The OpenTelemetry JS lines of the compatibility suite (test/compat): each is the dependency
   // list of a fresh app that installs the packed package. Installed into that app (through npm's
   // own cache), not into the peer cache, since `npm ls` of the app is part of what is checked.
