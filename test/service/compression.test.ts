@@ -471,6 +471,30 @@ describe('continuity serve with snappy and lz4 request bodies', () => {
     }
   });
 
+  it('decodes metrics and logs bodies the same way, passing them through byte for byte', async () => {
+    // An unknown field only: the service passes metrics and logs as sent, whatever they hold.
+    const opaque = (tag: string) =>
+      Buffer.concat([Buffer.from([(99 << 3) | 2, 0x80, 0x01]), Buffer.from(tag.padEnd(128, '.'))]);
+    const sends: Array<[string, string, Buffer]> = [
+      ['/v1/logs', 'snappy', Buffer.from(snappyjs.compress(opaque('logs-snappy')))],
+      ['/v1/metrics', 'x-snappy-framed', await framedWith(opaque('metrics-x-snappy-framed'))],
+      ['/v1/logs', 'lz4', lz4(opaque('logs-lz4'), ['--content-size'])],
+    ];
+    for (const [path, coding, body] of sends) {
+      const answer = await post(`${serve.base}${path}`, body, { ...PB, 'content-encoding': coding });
+      expect(answer.status, `${path} ${coding}: ${answer.body.toString()}`).toBe(200);
+    }
+    const tags = ['logs-snappy', 'metrics-x-snappy-framed', 'logs-lz4'];
+    await waitFor('the metrics and logs downstream', () =>
+      tags.every((t) => downstream.raw.some((r) => r.body.includes(t))),
+    );
+    for (const [i, [path]] of sends.entries()) {
+      const got = downstream.raw.filter((r) => r.body.includes(tags[i]!));
+      expect(got.map((r) => r.path)).toEqual([path]);
+      expect(got[0]!.body.equals(opaque(tags[i]!))).toBe(true);
+    }
+  });
+
   it('answers corrupt bodies 400 naming the coding, bodies that expand past the limit 413, and keeps serving', async () => {
     const payload = traceRequest('bad');
     const framed = Buffer.from(await framedWith(payload));
