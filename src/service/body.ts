@@ -5,8 +5,9 @@
  * status the OTLP/HTTP specification asks for and a message a client developer can act on.
  *
  * gzip, deflate and zlib are node:zlib's; zstd is `fzstd` (pure JavaScript); snappy blocks are
- * `hysnappy` (WebAssembly) under our framing reader (./snappy.ts); LZ4 frames are our own
- * (./lz4.ts), as no maintained pure-JavaScript package reads them. No native addon.
+ * `hysnappy` (WebAssembly); the snappy framing format (./snappy.ts) and LZ4 frames (./lz4.ts) are
+ * read by our own code, as no maintained pure-JavaScript package reads them safely. No native
+ * addon. zstd, snappy and LZ4 decode synchronously on the event loop (about 0.2 s for 20 MiB).
  */
 import type { IncomingMessage } from 'node:http';
 import { gunzip, inflate } from 'node:zlib';
