@@ -11,13 +11,9 @@ import { resolve } from 'node:path';
 import type { InputError } from '../../decision/problems.js';
 import type { AdapterConfig } from '../core/config.js';
 import type { Voice } from '../core/messages.js';
-import {
-  type RestateResult,
-  recordRestatement,
-  renderRestatement,
-  restatementSession,
-} from '../core/restatement.js';
-import { findProjectSession, type StateDir } from '../core/state.js';
+import { type ObserveInput, observeSession, projectSession } from '../core/observe.js';
+import { type RestateResult, renderRestatement, restatementSession } from '../core/restatement.js';
+import type { StateDir } from '../core/state.js';
 
 export { findProjectSession } from '../core/state.js';
 
@@ -29,25 +25,15 @@ import {
   loadClaudeCodeConfig,
   resolveClaudeCodeEnv,
 } from './config.js';
-import { systemNow, taskRecordLabel } from './handlers.js';
 
 /** Options of `continuity observe`. */
-export interface ObserveOptions {
+export interface ObserveOptions extends ObserveInput {
   /** The session id. Default: `CLAUDE_CODE_SESSION_ID`, else the project's current session recorded by the hooks. */
   session?: string;
-  /** The restated decisions as parsed JSON (from `--decisions FILE|-` and/or `--decision NAME=VALUE`). */
-  decisions: Record<string, unknown>;
-  /** Where the decisions came from, for error messages (`(stdin)`, a file name, `--decision`). */
-  source: string;
   /** The project directory. Default `CLAUDE_PROJECT_DIR`, else the working directory. */
   project?: string;
-  /** `--ledger PATH`. Default `CONTINUITY_LEDGER`, else the state directory. */
-  ledger?: string;
-  env?: NodeJS.ProcessEnv;
   /** The script this process runs, for the launcher the messages print. Default `process.argv[1]`. */
   script?: string;
-  /** The clock. Default the system clock. */
-  now?: () => string;
 }
 
 /** What `continuity observe` found, also printed as JSON with `--json`. */
@@ -76,27 +62,15 @@ export async function runObserve(
   target: ObserveTarget = CLAUDE_CODE_TARGET,
 ): Promise<ObserveResult> {
   const env = resolveClaudeCodeEnv(options.env ?? process.env, options.script ?? process.argv[1]);
-  const now = (options.now ?? systemNow)();
   const projectDir = options.project ? resolve(options.project) : (env.projectDir ?? process.cwd());
   const config = target.config(projectDir, env);
   const state = target.state(env);
-  const sessionId = restatementSession(options.session, () => {
-    if (env.sessionId !== undefined) return { id: env.sessionId, from: CLAUDE_ENV.sessionId };
-    const id = findProjectSession(state, projectDir);
-    return id === undefined ? undefined : { id, from: "the project's recorded session" };
-  });
-  return recordRestatement({
-    config,
-    state,
-    sessionId,
-    decisions: options.decisions,
-    source: options.source,
-    label: taskRecordLabel(config),
-    ...(options.ledger ? { ledgerPath: resolve(options.ledger) } : {}),
-    voice: target.voice(env),
-    now,
-    warn: (l) => process.stderr.write(`continuity: ${l}\n`),
-  });
+  const sessionId = restatementSession(options.session, () =>
+    env.sessionId !== undefined
+      ? { id: env.sessionId, from: CLAUDE_ENV.sessionId }
+      : projectSession(state, projectDir),
+  );
+  return observeSession(options, { config, state, voice: target.voice(env), sessionId });
 }
 
 /** The text `continuity observe` prints. */

@@ -11,7 +11,8 @@
  * - takes the pre capture with {@link capturePre} at its pre-compaction event, and may give the
  *   summarizer {@link summaryInstruction};
  * - asks {@link decideGate} before a tool runs and translates the {@link GateAnswer};
- * - records the agent's restatement with {@link recordRestatement};
+ * - records the agent's restatement with {@link recordRestatement} (`continuity observe`: through
+ *   {@link observeSession}, once it has found its configuration, state, words and session);
  * - words everything with its {@link Voice}.
  */
 export type {
@@ -75,6 +76,8 @@ export {
   summaryInstruction,
   SUMMARY_INSTRUCTION_PREFIX,
 } from './messages.js';
+export type { ObserveInput, ObserveRuntime } from './observe.js';
+export { observeSession, projectSession } from './observe.js';
 export type { RestateOptions, RestateResult } from './restatement.js';
 export { digestRestatement, recordRestatement, renderRestatement } from './restatement.js';
 export type { GateBoundary, GateState, PreCapture, StateDir } from './state.js';

@@ -10,38 +10,28 @@
 import { resolve } from 'node:path';
 import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
-import { formatRfc3339Utc } from '../../decision/time.js';
 import { resolveEnv } from '../core/config.js';
-import { taskRecordLabel } from '../core/recording.js';
-import { type RestateResult, recordRestatement } from '../core/restatement.js';
+import { type ObserveInput, observeSession } from '../core/observe.js';
+import type { RestateResult } from '../core/restatement.js';
 import { findProjectSession } from '../core/state.js';
 import { loadOpencodeConfig, opencodeState, opencodeVoice } from './config.js';
 
 /** Options of `continuity observe` for OpenCode. */
-export interface ObserveOptions {
+export interface ObserveOptions extends ObserveInput {
   /** The session id. Default: the project's current OpenCode session, recorded by the plugin. */
   session?: string;
-  /** The restated decisions as parsed JSON. */
-  decisions: Record<string, unknown>;
-  /** Where the decisions came from, for error messages (`(stdin)`, a file name, `--decision`). */
-  source: string;
   /** The project directory. Default the working directory. */
   project?: string;
-  /** `--ledger PATH`. Default `CONTINUITY_LEDGER`, else the state directory. */
-  ledger?: string;
-  env?: NodeJS.ProcessEnv;
-  /** The clock. Default the system clock. */
-  now?: () => string;
 }
 
 /** Records the restatement and classifies the boundary. Throws {@link InputError} for bad input. */
 export async function runObserve(options: ObserveOptions): Promise<RestateResult> {
   const processEnv = options.env ?? process.env;
   const env = resolveEnv(processEnv);
-  const now = (options.now ?? (() => formatRfc3339Utc(Date.now())))();
   const projectDir = resolve(options.project ?? process.cwd());
   const { config } = loadOpencodeConfig(projectDir, env);
   const state = opencodeState(env);
+  // OpenCode's own session check (not restatementSession): its words point at the restatement request.
   const sessionId = options.session ?? findProjectSession(state, projectDir);
   if (!sessionId) {
     throw new InputError('--session', [
@@ -55,16 +45,5 @@ export async function runObserve(options: ObserveOptions): Promise<RestateResult
   if (!OPAQUE_ID_PATTERN.test(sessionId)) {
     throw new InputError('--session', [{ path: '(option)', message: 'expected an opaque identifier' }]);
   }
-  return recordRestatement({
-    config,
-    state,
-    sessionId,
-    decisions: options.decisions,
-    source: options.source,
-    label: taskRecordLabel(config),
-    ...(options.ledger ? { ledgerPath: resolve(options.ledger) } : {}),
-    voice: opencodeVoice(processEnv.PATH ?? ''),
-    now,
-    warn: (l) => process.stderr.write(`continuity: ${l}\n`),
-  });
+  return observeSession(options, { config, state, voice: opencodeVoice(processEnv.PATH ?? ''), sessionId });
 }
