@@ -7,12 +7,18 @@
  * never read; the transcript is read locally for token counts only.
  */
 import type { ActivityState } from '../../decision/model.js';
-import type { AssemblyInput } from '../core/boundary.js';
-import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '../core/capture.js';
+import { recordMeasured } from '../core/capture.js';
 import type { AdapterConfig } from '../core/config.js';
 import type { CompactedEvent, PreEvent } from '../core/events.js';
-import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
+import { ledgerRederive } from '../core/evidence.js';
 import type { Rederive } from '../core/gate.js';
+import {
+  compactedStep,
+  firstInjection,
+  type HookStepContext,
+  markFreshSession,
+  preCompactStep,
+} from '../core/hook-steps.js';
 import { compactionContext, summaryInstruction } from '../core/messages.js';
 import {
   newBoundaryId as coreBoundaryId,
@@ -22,8 +28,8 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import { createMarker, markerFile, type PreCapture, readGateState, writeGateState } from '../core/state.js';
-import { trackStep, withSessionLock } from '../core/track.js';
+import { readGateState } from '../core/state.js';
+import { trackStep } from '../core/track.js';
 import { type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
 import type { HookRun } from './hook.js';
@@ -72,31 +78,28 @@ function prefixed(run: HookRun): (line: string) => void {
   return (line) => run.warn(`${run.payload.event}: ${line}`);
 }
 
+/** The core's recording-step context for this hook run (like Codex's, over Claude Code's own state and ids). */
+function stepContext(run: HookRun, now: string): HookStepContext {
+  return {
+    config: run.config,
+    state: claudeCodeState(run.env),
+    sessionId: run.payload.sessionId,
+    now,
+    preHook: 'PreCompact',
+    newBoundaryId,
+    warn: prefixed(run),
+  };
+}
+
 /**
  * PreCompact: the pre capture of the task record (digests only), pending until a compaction
  * confirms it; prints the one sentence Claude Code appends to the summarizer's instructions.
  */
 async function onPreCompact(run: HookRun): Promise<string> {
-  const { payload: p, config, env } = run;
-  const warn = prefixed(run);
   const now = systemNow();
-  const state = claudeCodeState(env);
-  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   const tokensBefore = run.local.transcriptPath ? lastReplyTokens(run.local.transcriptPath) : undefined;
-  const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
-  const event = boundaryEventOf(p, now) as PreEvent;
-  const input: AssemblyInput<PreCapture> = {
-    event: { ...event, ...(tokensBefore !== undefined ? { tokensBefore } : {}) },
-    boundaryId: newBoundaryId(),
-    capture,
-  };
-  const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
-  if (!step.durable) {
-    warn(`pre capture not kept (session state: ${step.problem}); the compaction will be recorded without it`);
-  }
-  const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
-  if (discarded) warn(`an earlier PreCompact was never followed by a compaction; it is discarded`);
-  const names = captureNames(capture);
+  const event = boundaryEventOf(run.payload, now) as PreEvent;
+  const names = await preCompactStep(stepContext(run, now), event, tokensBefore);
   return names.length > 0 ? `${summaryInstruction(names)}\n` : '';
 }
 
@@ -106,37 +109,14 @@ async function onPreCompact(run: HookRun): Promise<string> {
  * restate its decisions, once per boundary.
  */
 async function onCompacted(run: HookRun): Promise<string> {
-  const { payload: p, config, env } = run;
-  const warn = prefixed(run);
+  const { payload: p, env } = run;
   const now = systemNow();
-  const state = claudeCodeState(env);
-  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
-  const label = taskRecordLabel(config);
+  const c = stepContext(run, now);
   const event = boundaryEventOf(p, now) as CompactedEvent;
-  const step = await trackStep(state, p.sessionId, { event, boundaryId: newBoundaryId() }, now, () =>
-    taskRecordNames(config, label),
-  );
-  const o = step.assembly.outcome;
-  const current = step.assembly.track.current;
-  if (!step.durable) warn(`session state unavailable (${step.problem}); recording from the ledger alone`);
-  if ((o.kind === 'confirmed' || o.kind === 'opened_pre_missing') && current) {
-    if (o.kind === 'opened_pre_missing' && step.durable) {
-      warn('compaction without a PreCompact capture; continuity cannot be verified for it');
-    }
-    await recordOpenedBoundary(config, state, p.sessionId, current, warn, {
-      stateUnavailable: !step.durable,
-    });
-  }
+  const step = await compactedStep(c, event);
   if (event.signal !== SIGNALS.sessionStart) return '';
-  const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
-  if (!b) return '';
-  let first = true;
-  try {
-    first = createMarker(markerFile(state, p.sessionId, b.id, 'injected'));
-  } catch {
-    // Without the marker the request may be repeated by a later signal: better twice than never.
-  }
-  if (!first) return '';
+  const b = readGateState(c.state, p.sessionId)?.boundary ?? step.state.boundary;
+  if (!b || !firstInjection(c.state, p.sessionId, b.id)) return '';
   return `${JSON.stringify({
     hookSpecificOutput: {
       hookEventName: 'SessionStart',
@@ -157,12 +137,7 @@ async function onResumed(run: HookRun): Promise<string> {
   const now = systemNow();
   const state = claudeCodeState(env);
   rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
-  if (p.source !== 'resume' && !readGateState(state, p.sessionId)) {
-    // A new session has no boundary yet: the gate's fast path knows that from now on.
-    await withSessionLock(state, p.sessionId, () => {
-      if (!readGateState(state, p.sessionId)) writeGateState(state, p.sessionId, null, now);
-    });
-  }
+  if (p.source !== 'resume') await markFreshSession(state, p.sessionId, now);
   await measureLate(run, now);
   return '';
 }

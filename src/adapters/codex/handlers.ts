@@ -16,12 +16,17 @@
  * drops the older context, and the SessionStart(compact) context puts it back for the next one.
  */
 import type { ActivityState } from '../../decision/model.js';
-import type { AssemblyInput } from '../core/boundary.js';
-import { captureNames, capturePre, recordOpenedBoundary } from '../core/capture.js';
 import { type AdapterConfig, policyVerdict } from '../core/config.js';
 import type { CompactedEvent, PreEvent } from '../core/events.js';
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
 import type { Rederive } from '../core/gate.js';
+import {
+  compactedStep,
+  firstInjection,
+  type HookStepContext,
+  markFreshSession,
+  preCompactStep,
+} from '../core/hook-steps.js';
 import { boundaryView, compactionContext, nextAction, summaryInstruction } from '../core/messages.js';
 import {
   newBoundaryId as coreBoundaryId,
@@ -31,15 +36,7 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import {
-  createMarker,
-  type GateBoundary,
-  markerFile,
-  type PreCapture,
-  readGateState,
-  writeGateState,
-} from '../core/state.js';
-import { trackStep, withSessionLock } from '../core/track.js';
+import { createMarker, type GateBoundary, markerFile, readGateState } from '../core/state.js';
 import { type CodexEnv, codexState, codexVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
 import type { HookRun } from './hook.js';
@@ -97,31 +94,29 @@ function summarizerContext(config: AdapterConfig): string {
   return names.length > 0 ? summaryInstruction(names) : '';
 }
 
+/** The core's recording-step context for this hook run (like Claude Code's, over Codex's own state and ids). */
+function stepContext(run: HookRun, now: string): HookStepContext {
+  return {
+    config: run.config,
+    state: codexState(run.env),
+    sessionId: run.payload.sessionId,
+    now,
+    preHook: 'PreCompact',
+    newBoundaryId,
+    warn: prefixed(run),
+  };
+}
+
 /**
  * PreCompact: the pre capture of the task record (digests only), pending until a compaction
  * confirms it, with the context fill Codex compacts from. Prints nothing: Codex shows PreCompact
  * output to nobody.
  */
 async function onPreCompact(run: HookRun): Promise<void> {
-  const { payload: p, config, env } = run;
-  const warn = prefixed(run);
   const now = systemNow();
-  const state = codexState(env);
-  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   const tokensBefore = run.local.transcriptPath ? lastContextTokens(run.local.transcriptPath) : undefined;
-  const capture = capturePre({ config, label: taskRecordLabel(config), now, sessionId: p.sessionId }, warn);
-  const event = boundaryEventOf(p, now) as PreEvent;
-  const input: AssemblyInput<PreCapture> = {
-    event: { ...event, ...(tokensBefore !== undefined ? { tokensBefore } : {}) },
-    boundaryId: newBoundaryId(),
-    capture,
-  };
-  const step = await trackStep(state, p.sessionId, input, now, () => captureNames(capture));
-  if (!step.durable) {
-    warn(`pre capture not kept (session state: ${step.problem}); the compaction will be recorded without it`);
-  }
-  const discarded = step.assembly.outcome.kind === 'pending' ? step.assembly.outcome.discarded : null;
-  if (discarded) warn('an earlier PreCompact was never followed by a compaction; it is discarded');
+  const event = boundaryEventOf(run.payload, now) as PreEvent;
+  await preCompactStep(stepContext(run, now), event, tokensBefore);
 }
 
 /**
@@ -131,38 +126,16 @@ async function onPreCompact(run: HookRun): Promise<void> {
  */
 async function onCompacted(run: HookRun): Promise<string> {
   const { payload: p, config, env } = run;
-  const warn = prefixed(run);
   const now = systemNow();
-  const state = codexState(env);
-  rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
-  const label = taskRecordLabel(config);
+  const c = stepContext(run, now);
   const event = boundaryEventOf(p, now) as CompactedEvent;
-  const step = await trackStep(state, p.sessionId, { event, boundaryId: newBoundaryId() }, now, () =>
-    taskRecordNames(config, label),
-  );
-  const o = step.assembly.outcome;
-  const current = step.assembly.track.current;
-  if (!step.durable) warn(`session state unavailable (${step.problem}); recording from the ledger alone`);
-  if ((o.kind === 'confirmed' || o.kind === 'opened_pre_missing') && current) {
-    if (o.kind === 'opened_pre_missing' && step.durable) {
-      warn('compaction without a PreCompact capture; continuity cannot be verified for it');
-    }
-    await recordOpenedBoundary(config, state, p.sessionId, current, warn, {
-      stateUnavailable: !step.durable,
-    });
-  }
+  const step = await compactedStep(c, event);
   if (event.signal !== SIGNALS.sessionStart) return '';
-  const b = readGateState(state, p.sessionId)?.boundary ?? step.state.boundary;
-  let first = false;
-  if (b) {
-    try {
-      first = createMarker(markerFile(state, p.sessionId, b.id, 'injected'));
-    } catch {
-      // Without the marker the request may be repeated by a later signal: better twice than never.
-      first = true;
-    }
-  }
-  const ask = b && first ? compactionContext(p.sessionId, b.decisionNames, codexVoice(env)) : '';
+  const b = readGateState(c.state, p.sessionId)?.boundary ?? step.state.boundary;
+  const ask =
+    b && firstInjection(c.state, p.sessionId, b.id)
+      ? compactionContext(p.sessionId, b.decisionNames, codexVoice(env))
+      : '';
   return sessionStartOutput([ask, summarizerContext(config)]);
 }
 
@@ -190,12 +163,7 @@ async function onResumed(run: HookRun): Promise<string> {
   const state = codexState(env);
   rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   if (p.source !== 'resume') {
-    if (!readGateState(state, p.sessionId)) {
-      // A new session has no boundary yet: the gate's fast path knows that from now on.
-      await withSessionLock(state, p.sessionId, () => {
-        if (!readGateState(state, p.sessionId)) writeGateState(state, p.sessionId, null, now);
-      });
-    }
+    await markFreshSession(state, p.sessionId, now);
     return sessionStartOutput([summarizerContext(config)]);
   }
   let gs = readGateState(state, p.sessionId);

@@ -10,6 +10,8 @@
  *   `measured` {@link recordMeasured};
  * - takes the pre capture with {@link capturePre} at its pre-compaction event, and may give the
  *   summarizer {@link summaryInstruction};
+ * - with hooks that are commands (a process per event), runs both through {@link preCompactStep}
+ *   and {@link compactedStep};
  * - asks {@link decideGate} before a tool runs and translates the {@link GateAnswer};
  * - records the agent's restatement with {@link recordRestatement} (`continuity observe`: through
  *   {@link observeSession}, once it has found its configuration, state, words and session);
@@ -65,6 +67,8 @@ export type {
 export { gateBoundaryOf, ledgerRederive, openEvidence, storeGateBoundary } from './evidence.js';
 export type { EvidenceStore } from './evidence.js';
 export { exportAdapterSpans } from './export.js';
+export type { HookStepContext } from './hook-steps.js';
+export { compactedStep, firstInjection, markFreshSession, preCompactStep } from './hook-steps.js';
 export type { GateContext, Rederive } from './gate.js';
 export { decideGate, inspectBashCommand, inspectTargetPath, isContinuityReadonly } from './gate.js';
 export type { BoundaryView, Voice } from './messages.js';
