@@ -19,7 +19,16 @@ import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
 import { PROJECT_STATE_DIR } from '../core/config.js';
-import { binPath, ensureProjectFiles, readJsonSettings, writeJsonSettings } from '../core/project.js';
+import { type HookGroupMerge, hookMergeLines, mergeHookGroups } from '../core/hook-groups.js';
+import {
+  binPath,
+  ensureProjectFiles,
+  nextStepLine,
+  notOnPathNote,
+  PROJECT_FILES_KEPT,
+  readJsonSettings,
+  writeJsonSettings,
+} from '../core/project.js';
 import { ensureDir, isRecord, readJsonFile, writeFileAtomic } from '../core/state.js';
 import { type ClaudeCodeEnv, DEFAULT_GATED_TOOLS, onPath, resolveClaudeCodeEnv } from './config.js';
 
@@ -28,7 +37,7 @@ const OURS = /\bhook\s+claude-code\b/;
 /** What init records of the rules it added, so `--remove` takes out exactly those. */
 const INSTALLED_FILE = `${PROJECT_STATE_DIR}/installed.json`;
 
-/** One hook registration the adapter wants. */
+/** One hook registration the adapter wants (the core's HookGroupRegistration, in Claude Code's terms). */
 export interface HookRegistration {
   event: string;
   /** Claude Code matcher; omitted for events that match everything. */
@@ -77,14 +86,8 @@ export function hookRegistrations(gateMatcher: string): HookRegistration[] {
 }
 
 /** What merging did. */
-export interface MergeResult {
+export interface MergeResult extends Omit<HookGroupMerge<HookRegistration>, 'hooks'> {
   settings: Record<string, unknown>;
-  added: HookRegistration[];
-  alreadyPresent: string[];
-  /** Events whose hook command was rewritten to the new launcher. */
-  rewritten: string[];
-  /** Hook groups of the user's that were kept. */
-  keptGroups: number;
 }
 
 function isOurs(h: unknown): boolean {
@@ -127,45 +130,9 @@ export function mergeHookSettings(
   rewrite = false,
 ): MergeResult {
   const { settings, hooks } = hooksOf(doc, source);
-  const added: HookRegistration[] = [];
-  const alreadyPresent: string[] = [];
-  const rewritten = new Set<string>();
-  let keptGroups = 0;
-  for (const groups of Object.values(hooks)) keptGroups += groups.filter((g) => !hasOurs(g)).length;
-  for (const reg of registrations) {
-    const groups = hooks[reg.event] ?? [];
-    if (groups.some(hasOurs)) {
-      alreadyPresent.push(reg.event);
-      continue;
-    }
-    const group: Record<string, unknown> = {};
-    if (reg.matcher !== undefined) group.matcher = reg.matcher;
-    group.hooks = [{ type: 'command', command, timeout: reg.timeout }];
-    hooks[reg.event] = [...groups, group];
-    added.push(reg);
-  }
-  if (rewrite) {
-    for (const [event, groups] of Object.entries(hooks)) {
-      hooks[event] = groups.map((g) => {
-        if (!hasOurs(g)) return g;
-        const group = g as Record<string, unknown>;
-        const list = (group.hooks as unknown[]).map((h) => {
-          if (!isOurs(h) || (h as Record<string, unknown>).command === command) return h;
-          rewritten.add(event);
-          return { ...(h as Record<string, unknown>), command };
-        });
-        return { ...group, hooks: list };
-      });
-    }
-  }
-  settings.hooks = hooks;
-  return {
-    settings,
-    added,
-    alreadyPresent: alreadyPresent.filter((e) => !rewritten.has(e)),
-    rewritten: [...rewritten],
-    keptGroups,
-  };
+  const { hooks: merged, ...result } = mergeHookGroups(hooks, command, registrations, rewrite, isOurs);
+  settings.hooks = merged;
+  return { settings, ...result };
 }
 
 /** Takes out exactly our hooks (pure): a group left with no hook goes, an event left with no group goes. */
@@ -364,18 +331,7 @@ function install(options: InitOptions, t: Target): string[] {
   const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
   const changed = merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0;
   if (changed) writeJsonSettings(settingsPath, protectedSettings.settings, mode);
-  for (const r of merged.added) {
-    out.push(
-      `${settingsRel}: added ${r.event}${r.matcher ? ` (matcher ${r.matcher})` : ''}, timeout ${r.timeout} s: ${r.purpose}`,
-    );
-  }
-  if (merged.rewritten.length > 0) {
-    out.push(`${settingsRel}: hook command rewritten to "${command}" for ${merged.rewritten.join(', ')}`);
-  }
-  if (merged.alreadyPresent.length > 0) {
-    out.push(`${settingsRel}: already configured: ${merged.alreadyPresent.join(', ')} (left as they are)`);
-  }
-  if (merged.keptGroups > 0) out.push(`${settingsRel}: kept ${merged.keptGroups} hook group(s) of your own`);
+  out.push(...hookMergeLines(settingsRel, merged, command));
   if (protectedSettings.added > 0) {
     out.push(
       `${settingsRel}: added ${protectedSettings.added} rule(s) keeping the agent's tools out of the ledger, keys and state (permissions.deny, sandbox.filesystem.denyWrite)`,
@@ -393,13 +349,9 @@ function install(options: InitOptions, t: Target): string[] {
 
   out.push(...ensureProjectFiles(project));
   if (!explicit && !onPathNow) {
-    out.push(
-      `note: \`continuity\` is not on PATH, so the hooks run "node ${binPath()}"; the agent is told to restate with the same command`,
-    );
+    out.push(notOnPathNote());
   }
-  out.push(
-    'next: start a local receiver with `continuity serve` (optional: spans are spooled until one answers), then run claude in this project',
-  );
+  out.push(nextStepLine('claude'));
   return out;
 }
 
@@ -420,8 +372,6 @@ function remove(t: Target): string[] {
   const installed = join(project, INSTALLED_FILE);
   if (existsSync(installed))
     writeFileAtomic(installed, `${JSON.stringify({ deny: [], denyWrite: [] }, null, 2)}\n`);
-  out.push(
-    `${PROJECT_STATE_DIR}/ and its .gitignore line are left as they are (the task record is yours); delete them if you no longer need them`,
-  );
+  out.push(PROJECT_FILES_KEPT);
   return out;
 }

@@ -23,8 +23,20 @@
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { InputError } from '../../decision/problems.js';
+import {
+  type HookGroupMerge,
+  type HookGroups,
+  hookMergeLines,
+  mergeHookGroups,
+} from '../core/hook-groups.js';
 import { onPath, shellWord } from '../core/process.js';
-import { binPath, ensureProjectFiles } from '../core/project.js';
+import {
+  binPath,
+  ensureProjectFiles,
+  nextStepLine,
+  notOnPathNote,
+  PROJECT_FILES_KEPT,
+} from '../core/project.js';
 import { ensureDir, isRecord, writeFileAtomic } from '../core/state.js';
 import { DEFAULT_GATED_TOOLS, resolveCodexEnv } from './config.js';
 import { editTrust, parseConfigToml, trustedHashes } from './toml.js';
@@ -33,7 +45,7 @@ import { type HookHandler, trustedHash, trustKey } from './trust.js';
 /** Recognizes the adapter's hooks in an existing hooks file, whatever launcher they use. */
 const OURS = /\bhook\s+codex\b/;
 
-/** One hook registration the adapter wants. */
+/** One hook registration the adapter wants (the core's HookGroupRegistration, in Codex's terms). */
 export interface CodexHookRegistration {
   event: string;
   /** Codex matcher (a regex on the tool name); omitted for events that match everything. */
@@ -84,17 +96,14 @@ export interface CodexInitOptions {
 }
 
 type Group = Record<string, unknown> & { hooks: unknown[] };
-type Hooks = Record<string, unknown[]>;
+type Hooks = HookGroups;
 
 function isOurs(h: unknown): boolean {
   return isRecord(h) && h.type === 'command' && typeof h.command === 'string' && OURS.test(h.command);
 }
 
-function hasOurs(g: unknown): boolean {
-  return isRecord(g) && Array.isArray(g.hooks) && g.hooks.some(isOurs);
-}
-
 /** Reads and checks a hooks.json document: `{ hooks: { <Event>: [ { matcher?, hooks: [...] } ] } }`. */
+// Stricter than Claude Code's hooksOf on purpose: every group's handlers are walked for their trust keys.
 function hooksOf(doc: unknown, source: string): { file: Record<string, unknown>; hooks: Hooks } {
   if (!isRecord(doc)) throw new InputError(source, [{ path: '(root)', message: 'expected a JSON object' }]);
   const raw = doc.hooks ?? {};
@@ -132,13 +141,7 @@ export function ourTrust(hooks: Hooks, sourceFile: string): Map<string, string> 
 }
 
 /** What merging did. */
-export interface CodexMergeResult {
-  hooks: Hooks;
-  added: CodexHookRegistration[];
-  alreadyPresent: string[];
-  rewritten: string[];
-  keptGroups: number;
-}
+export type CodexMergeResult = HookGroupMerge<CodexHookRegistration>;
 
 /**
  * Merges the registrations into a hooks document's `hooks` (pure): ours are appended after
@@ -150,49 +153,10 @@ export function mergeCodexHooks(
   registrations: readonly CodexHookRegistration[],
   rewrite: boolean,
 ): CodexMergeResult {
-  const out: Hooks = { ...hooks };
-  const added: CodexHookRegistration[] = [];
-  const alreadyPresent: string[] = [];
-  const rewritten = new Set<string>();
-  let keptGroups = 0;
-  for (const groups of Object.values(out)) keptGroups += groups.filter((g) => !hasOurs(g)).length;
-  for (const reg of registrations) {
-    const groups = out[reg.event] ?? [];
-    if (groups.some(hasOurs)) {
-      alreadyPresent.push(reg.event);
-      continue;
-    }
-    const group: Record<string, unknown> = {};
-    if (reg.matcher !== undefined) group.matcher = reg.matcher;
-    group.hooks = [{ type: 'command', command, timeout: reg.timeout }];
-    out[reg.event] = [...groups, group];
-    added.push(reg);
-  }
-  if (rewrite) {
-    for (const [event, groups] of Object.entries(out)) {
-      out[event] = groups.map((g) => {
-        if (!hasOurs(g)) return g;
-        const group = g as Group;
-        return {
-          ...group,
-          hooks: group.hooks.map((h) => {
-            if (!isOurs(h) || (h as Record<string, unknown>).command === command) return h;
-            rewritten.add(event);
-            return { ...(h as Record<string, unknown>), command };
-          }),
-        };
-      });
-    }
-  }
-  return {
-    hooks: out,
-    added,
-    alreadyPresent: alreadyPresent.filter((e) => !rewritten.has(e)),
-    rewritten: [...rewritten],
-    keptGroups,
-  };
+  return mergeHookGroups(hooks, command, registrations, rewrite, isOurs);
 }
 
+// Not the core's merge counterpart: a removal shifts other hooks' positions, hence their trust keys.
 /**
  * Takes out exactly our handlers (pure). A group left empty goes, and so does an event left with
  * none. `moved` maps the trust key of every other handler whose position changed to its new key.
@@ -286,9 +250,7 @@ export function runCodexInit(options: CodexInitOptions): string[] {
       writeWithMode(configPath, nextConfig, configFile.mode);
       out.push(`${configPath}: removed the trust entries of continuity's hooks`);
     }
-    out.push(
-      '.continuity/ and its .gitignore line are left as they are (the task record is yours); delete them if you no longer need them',
-    );
+    out.push(PROJECT_FILES_KEPT);
     return out;
   }
 
@@ -316,16 +278,7 @@ export function runCodexInit(options: CodexInitOptions): string[] {
   if (nextConfig !== configText) writeWithMode(configPath, nextConfig, configFile.mode);
   if (hooksChanged)
     writeWithMode(hooksPath, `${JSON.stringify(withHooks(file, merged.hooks), null, 2)}\n`, hooksFile.mode);
-  for (const r of merged.added) {
-    out.push(
-      `${hooksLabel}: added ${r.event}${r.matcher ? ` (matcher ${r.matcher})` : ''}, timeout ${r.timeout} s: ${r.purpose}`,
-    );
-  }
-  if (merged.rewritten.length > 0)
-    out.push(`${hooksLabel}: hook command rewritten to "${command}" for ${merged.rewritten.join(', ')}`);
-  if (merged.alreadyPresent.length > 0)
-    out.push(`${hooksLabel}: already configured: ${merged.alreadyPresent.join(', ')} (left as they are)`);
-  if (merged.keptGroups > 0) out.push(`${hooksLabel}: kept ${merged.keptGroups} hook group(s) of your own`);
+  out.push(...hookMergeLines(hooksLabel, merged, command));
   if (!hooksChanged) out.push(`${hooksLabel}: unchanged`);
   out.push(
     newlyTrusted > 0
@@ -339,13 +292,9 @@ export function runCodexInit(options: CodexInitOptions): string[] {
     );
   }
   if (!explicit && !onPathNow) {
-    out.push(
-      `note: \`continuity\` is not on PATH, so the hooks run "node ${binPath()}"; the agent is told to restate with the same command`,
-    );
+    out.push(notOnPathNote());
   }
-  out.push(
-    'next: start a local receiver with `continuity serve` (optional: spans are spooled until one answers), then run codex in this project',
-  );
+  out.push(nextStepLine('codex'));
   return out;
 }
 

@@ -67,6 +67,8 @@ export type {
 export { gateBoundaryOf, ledgerRederive, openEvidence, storeGateBoundary } from './evidence.js';
 export type { EvidenceStore } from './evidence.js';
 export { exportAdapterSpans } from './export.js';
+export type { HookGroupMerge, HookGroupRegistration, HookGroups } from './hook-groups.js';
+export { hookMergeLines, mergeHookGroups } from './hook-groups.js';
 export type { HookStepContext } from './hook-steps.js';
 export { compactedStep, firstInjection, markFreshSession, preCompactStep } from './hook-steps.js';
 export type { GateContext, Rederive } from './gate.js';

@@ -37,6 +37,19 @@ export function binPath(): string {
   return join(packageRoot(), 'bin', 'continuity.js');
 }
 
+/** What `init --remove` says of the project files init made: they stay (the task record is the user's). */
+export const PROJECT_FILES_KEPT = `${GITIGNORE_LINE} and its .gitignore line are left as they are (the task record is yours); delete them if you no longer need them`;
+
+/** The last line init prints: what to run next, `binary` being the agent the user starts. */
+export function nextStepLine(binary: string): string {
+  return `next: start a local receiver with \`continuity serve\` (optional: spans are spooled until one answers), then run ${binary} in this project`;
+}
+
+/** What init notes when its hooks run this checkout's bin because `continuity` is not on PATH. */
+export function notOnPathNote(): string {
+  return `note: \`continuity\` is not on PATH, so the hooks run "node ${binPath()}"; the agent is told to restate with the same command`;
+}
+
 /**
  * Adds `.continuity/` to the project's `.gitignore` (created, or appended once; its mode kept) and
  * creates the task record template unless a task record exists. Returns the lines init prints.

@@ -19,7 +19,13 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError } from '../../decision/problems.js';
-import { ensureProjectFiles, readJsonSettings, writeJsonSettings } from '../core/project.js';
+import {
+  ensureProjectFiles,
+  nextStepLine,
+  PROJECT_FILES_KEPT,
+  readJsonSettings,
+  writeJsonSettings,
+} from '../core/project.js';
 import { isRecord } from '../core/state.js';
 import { pluginPath } from './config.js';
 
@@ -118,9 +124,7 @@ export function runInit(options: InitOptions): string[] {
     } else {
       out.push(`${rel}: no continuity plugin; unchanged`);
     }
-    out.push(
-      '.continuity/ and its .gitignore line are left as they are (the task record is yours); delete them if you no longer need them',
-    );
+    out.push(PROJECT_FILES_KEPT);
     return out;
   }
   const plugin = pluginPath();
@@ -142,8 +146,6 @@ export function runInit(options: InitOptions): string[] {
   else out.push(`${rel}: already has the continuity plugin; unchanged`);
   if (merged.kept > 0) out.push(`${rel}: kept ${merged.kept} plugin(s) of your own`);
   out.push(...ensureProjectFiles(project));
-  out.push(
-    'next: start a local receiver with `continuity serve` (optional: spans are spooled until one answers), then run opencode in this project',
-  );
+  out.push(nextStepLine('opencode'));
   return out;
 }
