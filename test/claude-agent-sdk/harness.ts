@@ -12,7 +12,7 @@
  * agent's Bash tool (as `npm link` puts it there), and an OTLP receiver for what goes over OTLP
  * (the agent's own `continuity observe`, another process).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -44,15 +44,15 @@ import {
 import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
-import { bytesUnder, marker, readLedger, type TaskDecision, writeKey } from '../support/task.js';
+import { marker, type TaskDecision } from '../support/task.js';
+import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
 
-export { marker, run, type TaskDecision };
+export { BIN, marker, run, type TaskDecision };
 
 // Scenarios run concurrently; this bounds the processes of the binary at once (2 shared cores).
 const withSlot = slots();
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'bin', 'continuity.js');
 /** How long a peer install may take (about 420 MB on a fresh machine). */
 export const INSTALL_TIMEOUT_MS = 15 * 60_000;
 /** A ceiling for one scenario (several queries, a process of the binary each); never a timing assertion. */
@@ -154,7 +154,7 @@ export interface QueryRun {
 export type CliRun = Run;
 
 /** One scenario's world. */
-export interface World {
+export interface World extends WorldFiles {
   root: string;
   project: string;
   state: string;
@@ -177,13 +177,6 @@ export interface World {
   ): Promise<QueryRun>;
   /** Runs `continuity …` in the project (as the human, unless `env` says otherwise). */
   cli(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<CliRun>;
-  /** The ledger's records, in order. */
-  ledgerRecords(): Array<Record<string, unknown>>;
-  /** Every byte the adapter and the ledger wrote under the state directory. */
-  stateBytes(): Buffer;
-  /** The path of a project file. */
-  file(rel: string): string;
-  dispose(): void;
 }
 
 /** Options of {@link makeWorld}. */
@@ -199,20 +192,10 @@ export interface WorldOptions {
 export function makeWorld(suite: Suite, options: WorldOptions): World {
   const root = mkdtempSync(join(tmpdir(), 'asdk-e2e-'));
   const project = join(root, 'project');
-  const state = join(root, 'state');
-  const ledger = join(state, 'ledger.jsonl');
-  const keysDir = join(root, 'keys');
-  const binDir = join(root, 'bin');
   const home = join(root, 'home');
-  for (const d of [project, state, keysDir, binDir, home, join(project, '.continuity')])
+  for (const d of [project, home, join(project, '.continuity')])
     mkdirSync(d, { recursive: true, mode: 0o700 });
-  const keys = { digest: join(keysDir, 'digest.key'), chain: join(keysDir, 'chain.key') };
-  writeKey(keys.digest);
-  writeKey(keys.chain);
-  // `continuity` on the agent's PATH, as `npm link` puts it there.
-  writeFileSync(join(binDir, 'continuity'), `#!/bin/sh\nexec ${process.execPath} ${BIN} "$@"\n`, {
-    mode: 0o755,
-  });
+  const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, suite.receiver.endpoint);
   writeFileSync(
     join(project, '.continuity', 'task.json'),
     `${JSON.stringify({ task: 'sdk-e2e-task', decisions: options.decisions }, null, 2)}\n`,
@@ -220,14 +203,6 @@ export function makeWorld(suite: Suite, options: WorldOptions): World {
   );
   if (options.claudeMd !== undefined) writeFileSync(join(project, 'CLAUDE.md'), options.claudeMd);
 
-  const continuityEnv = {
-    CONTINUITY_STATE_DIR: state,
-    CONTINUITY_LEDGER: ledger,
-    CONTINUITY_DIGEST_KEY_FILE: keys.digest,
-    CONTINUITY_CHAIN_KEY_FILE: keys.chain,
-    CONTINUITY_OTLP_ENDPOINT: suite.receiver.endpoint,
-    CONTINUITY_OTLP_TIMEOUT_MS: '3000',
-  };
   const env = cleanEnv({
     PATH: `${binDir}:${process.env.PATH ?? ''}`,
     HOME: home,
@@ -288,18 +263,8 @@ export function makeWorld(suite: Suite, options: WorldOptions): World {
           boundaries: messages.filter((m) => m.type === 'system' && m.subtype === 'compact_boundary'),
         };
       }),
-    cli: (args, input, e = humanEnv) =>
-      run(process.execPath, [BIN, ...args], {
-        env: e,
-        cwd: project,
-        ...(input !== undefined ? { input } : {}),
-      }),
-    ledgerRecords: () => readLedger(ledger),
-    stateBytes: () => bytesUnder(state),
-    file: (rel) => join(project, rel),
-    dispose: () => {
-      if (process.env.CONTINUITY_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
-    },
+    cli: continuityCli(project, humanEnv),
+    ...worldFiles(root, project, { state, ledger }),
   };
 }
 

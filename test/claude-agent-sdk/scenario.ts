@@ -27,6 +27,7 @@ import {
   type Step,
   startAnthropicServer,
 } from '../support/anthropic-server.js';
+import { boundaryIdsOf, receivedBytes, sessionRecords, statusOf } from '../support/evidence.js';
 import { rawStrings, type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
 import {
   appSpans,
@@ -163,27 +164,18 @@ export interface StatusEntry {
 }
 
 /** `continuity status --session S --json`, run by the human. */
-export async function status(s: Scenario, sessionId: string): Promise<StatusEntry> {
-  const r = await s.world.cli(['status', '--session', sessionId, '--json']);
-  expect(r.status, r.stderr).toBe(0);
-  const sessions = (JSON.parse(r.stdout) as { sessions: StatusEntry[] }).sessions;
-  expect(sessions).toHaveLength(1);
-  return sessions[0]!;
+export function status(s: Scenario, sessionId: string): Promise<StatusEntry> {
+  return statusOf<StatusEntry>(s.world.cli, sessionId);
 }
 
 /** The session's ledger records, in order. */
 export function records(s: Scenario, sessionId: string): Array<Record<string, unknown>> {
-  return s.world.ledgerRecords().filter((r) => r.sessionId === sessionId);
+  return sessionRecords(s.world.ledgerRecords(), sessionId);
 }
 
 /** The boundaries the ledger opened for the session, in order. */
 export function boundaryIds(s: Scenario, sessionId: string): string[] {
-  const ids: string[] = [];
-  for (const r of records(s, sessionId)) {
-    const id = r.boundaryId;
-    if (typeof id === 'string' && r.type !== 'classification' && !ids.includes(id)) ids.push(id);
-  }
-  return ids;
+  return boundaryIdsOf(records(s, sessionId));
 }
 
 /**
@@ -279,7 +271,7 @@ export function expectClean(s: Scenario, runs: QueryRun[], extraSecrets: string[
       .getFinishedSpans()
       .map((x) => ({ name: x.name, attributes: x.attributes, events: x.events })),
   );
-  const wire = Buffer.concat(s.suite.receiver.requests.map((r) => r.body)).toString('latin1');
+  const wire = receivedBytes(s.suite.receiver);
   const warnings = s.world.warnings.join('\n');
   for (const secret of [...s.secrets, ...extraSecrets]) {
     expect(disk.includes(secret), `"${secret}" in the state directory`).toBe(false);

@@ -13,22 +13,11 @@
  * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
-import { ATTR_SESSION_ID } from '../../src/otel/semconv.js';
 import {
   type AnthropicServer,
   type MessagesBody,
@@ -38,11 +27,16 @@ import {
   type ToolResult,
   toolResult,
 } from '../support/anthropic-server.js';
+import { receivedBytes, sessionSpans } from '../support/evidence.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, ensureSystemTools, PEERS, type SystemTool } from '../support/peers.js';
+import { cleanEnv, type Run, run, slots } from '../support/processes.js';
+import { marker, type TaskDecision } from '../support/task.js';
+import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+
+export { BIN, marker, run, type TaskDecision };
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'bin', 'continuity.js');
 /** The launcher `init --command` writes into the hooks, as a user without `continuity` on PATH would. */
 export const LAUNCHER = `node ${BIN}`;
 /** How long a peer install may take (hundreds of MB on a fresh machine). */
@@ -63,13 +57,6 @@ export interface Suite {
   /** The receiver behind `continuity serve`. */
   receiver: OtlpReceiver;
   close(): Promise<void>;
-}
-
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  // Nothing of the runner's environment beyond these: no OTEL_*, CONTINUITY_*, CLAUDE_*, ANTHROPIC_*.
-  for (const k of ['PATH', 'LANG', 'TZ']) if (process.env[k] !== undefined) env[k] = process.env[k];
-  return { ...env, ...extra };
 }
 
 async function startServe(dir: string, downstream: string): Promise<{ child: ChildProcess; base: string }> {
@@ -182,28 +169,9 @@ export function useSuite(extra?: () => Promise<void>): () => Suite {
 
 // Scenarios run concurrently; this bounds the processes of the binary at once (2 shared cores),
 // so no hook runs into its timeout because the machine is saturated.
-const MAX_BINARIES = Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 3;
-let running = 0;
-const queue: Array<() => void> = [];
-
-async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
-  if (running >= MAX_BINARIES) await new Promise<void>((r) => queue.push(r));
-  running++;
-  try {
-    return await fn();
-  } finally {
-    running--;
-    queue.shift()?.();
-  }
-}
+const withSlot = slots(Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 3);
 
 // ── A world per scenario ────────────────────────────────────────────────────────────────────────
-
-/** A decision of the task record. */
-export interface TaskDecision {
-  value: unknown;
-  sensitive?: boolean;
-}
 
 /** What one run of the binary did. */
 export interface ClaudeRun {
@@ -225,14 +193,10 @@ export interface ClaudeResult {
 }
 
 /** A continuity CLI run. */
-export interface CliRun {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliRun = Run;
 
 /** One scenario's world. */
-export interface World {
+export interface World extends WorldFiles {
   root: string;
   project: string;
   state: string;
@@ -255,13 +219,6 @@ export interface World {
   ): Promise<ClaudeRun>;
   /** Runs `continuity …` in the project as the human would. */
   continuity(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<CliRun>;
-  /** The ledger's records, in order. */
-  ledgerRecords(): Array<Record<string, unknown>>;
-  /** Every byte the adapter and the ledger wrote under the state directory. */
-  stateBytes(): Buffer;
-  /** The path of a project file. */
-  file(rel: string): string;
-  dispose(): void;
 }
 
 /** Options of {@link makeWorld}. */
@@ -273,66 +230,14 @@ export interface WorldOptions {
   sharedWith?: World;
 }
 
-function writeKey(path: string): void {
-  writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600 });
-}
-
-/** Runs a child process without blocking the event loop (the servers of the test live there). */
-export function run(
-  command: string,
-  args: string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string; input?: string; timeoutMs?: number },
-): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
-  });
-}
-
 /** Creates a world: directories, keys, `continuity init claude-code`, the task record. */
 export async function makeWorld(suite: Suite, options: WorldOptions): Promise<World> {
   const shared = options.sharedWith;
   const root = mkdtempSync(join(tmpdir(), 'cc-e2e-'));
   const project = shared?.project ?? join(root, 'project');
-  const state = shared?.state ?? join(root, 'state');
-  const ledger = join(state, 'ledger.jsonl');
-  const keysDir = join(root, 'keys');
-  const binDir = join(root, 'bin');
-  for (const d of [project, state, keysDir, binDir, join(root, 'home'), join(root, 'config')])
+  for (const d of [project, join(root, 'home'), join(root, 'config')])
     mkdirSync(d, { recursive: true, mode: 0o700 });
-  const keys = shared?.keys ?? { digest: join(keysDir, 'digest.key'), chain: join(keysDir, 'chain.key') };
-  if (!shared) {
-    writeKey(keys.digest);
-    writeKey(keys.chain);
-  }
-  // `continuity` on the agent's PATH, as `npm link` puts it there.
-  writeFileSync(join(binDir, 'continuity'), `#!/bin/sh\nexec ${process.execPath} ${BIN} "$@"\n`, {
-    mode: 0o755,
-  });
-
-  const continuityEnv = {
-    CONTINUITY_STATE_DIR: state,
-    CONTINUITY_LEDGER: ledger,
-    CONTINUITY_DIGEST_KEY_FILE: keys.digest,
-    CONTINUITY_CHAIN_KEY_FILE: keys.chain,
-    CONTINUITY_OTLP_ENDPOINT: suite.otlpEndpoint,
-    CONTINUITY_OTLP_TIMEOUT_MS: '3000',
-  };
+  const { state, ledger, keys, binDir, continuityEnv } = evidenceDirs(root, suite.otlpEndpoint, shared);
   const env = cleanEnv({
     PATH: `${binDir}:${process.env.PATH ?? ''}`,
     HOME: join(root, 'home'),
@@ -346,12 +251,7 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
   });
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
 
-  const cli = (args: string[], input?: string, e: NodeJS.ProcessEnv = humanEnv) =>
-    run(process.execPath, [BIN, ...args], {
-      env: e,
-      cwd: project,
-      ...(input !== undefined ? { input } : {}),
-    });
+  const cli = continuityCli(project, humanEnv);
 
   let initOutput = shared?.initOutput ?? '';
   if (!shared) {
@@ -403,29 +303,7 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
         return { code: r.status, stdout: r.stdout, stderr: r.stderr, result };
       }),
     continuity: cli,
-    ledgerRecords: () =>
-      existsSync(ledger)
-        ? readFileSync(ledger, 'utf8')
-            .split('\n')
-            .filter((l) => l.length > 0)
-            .map((l) => JSON.parse(l) as Record<string, unknown>)
-        : [],
-    stateBytes: () => {
-      const out: Buffer[] = [];
-      const walk = (dir: string) => {
-        for (const name of readdirSync(dir)) {
-          const p = join(dir, name);
-          if (statSync(p).isDirectory()) walk(p);
-          else out.push(readFileSync(p));
-        }
-      };
-      walk(state);
-      return Buffer.concat(out);
-    },
-    file: (rel) => join(project, rel),
-    dispose: () => {
-      if (process.env.CONTINUITY_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
-    },
+    ...worldFiles(root, project, { state, ledger }),
   };
 }
 
@@ -486,28 +364,19 @@ export function deniedIds(r: ClaudeRun): string[] {
 
 // ── Spans ───────────────────────────────────────────────────────────────────────────────────────
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Waits until the receiver holds spans of `sessionId` satisfying `done`, or gives up after a
- * generous bound (delivery goes through `continuity serve`), returning what arrived either way.
+ * generous bound (15 s: delivery goes through `continuity serve`), returning what arrived either way.
  */
-export async function spansOf(
+export function spansOf(
   suite: Suite,
   sessionId: string,
   done: (spans: ReceivedSpan[]) => boolean,
 ): Promise<ReceivedSpan[]> {
-  const mine = () => suite.receiver.spans.filter((s) => s.attributes[ATTR_SESSION_ID] === sessionId);
-  for (let i = 0; i < 150 && !done(mine()); i++) await sleep(100);
-  return mine();
+  return sessionSpans(suite.receiver, sessionId, done, 150);
 }
 
 /** Every byte the receiver accepted, for the leak scans. */
 export function wireBytes(suite: Suite): string {
-  return Buffer.concat(suite.receiver.requests.map((r) => r.body)).toString('latin1');
-}
-
-/** A unique marker, for values the leak scans look for. */
-export function marker(label: string): string {
-  return `${label}-${randomBytes(6).toString('hex')}`;
+  return receivedBytes(suite.receiver);
 }

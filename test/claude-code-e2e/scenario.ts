@@ -18,7 +18,15 @@ import {
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
 import { type AnthropicServer, type Step, startAnthropicServer } from '../support/anthropic-server.js';
+import {
+  type ApprovedChange,
+  humanApproves as approve,
+  boundaryIdsOf,
+  sessionRecords,
+  statusOf,
+} from '../support/evidence.js';
 import type { ReceivedSpan } from '../support/otlp-receiver.js';
+import { rawStrings, type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
 import {
   type ClaudeRun,
   deniedIds,
@@ -27,56 +35,13 @@ import {
   marker,
   type Suite,
   spansOf,
-  type TaskDecision,
   type World,
   wireBytes,
   write,
 } from './harness.js';
 
-/** The decision values of a task, each string unique to the scenario. */
-export interface TaskValues {
-  scope: { repository: string; paths: string[] };
-  approval_boundary: { requires_human: string[] };
-  acceptance_test: { command: string; must_pass: boolean };
-}
-
 /** The names, most critical first (as the adapter orders them). */
 export const DECISION_NAMES = ['approval_boundary', 'scope', 'acceptance_test'] as const;
-
-/** Fresh values; `approval_boundary` is sensitive (digested with the keyed HMAC). */
-export function taskValues(): TaskValues {
-  return {
-    scope: { repository: marker('acme/payments'), paths: [marker('services/ledger')] },
-    approval_boundary: { requires_human: ['deploy', marker('schema_migration')] },
-    acceptance_test: { command: `npm test -- ${marker('ledger')}`, must_pass: true },
-  };
-}
-
-/** The same task with the scope widened (a change a human has to approve). */
-export function widened(v: TaskValues): TaskValues {
-  return { ...v, scope: { ...v.scope, paths: [...v.scope.paths, marker('services/billing')] } };
-}
-
-/** The task record's decisions for `values`. */
-export function taskRecord(v: TaskValues): Record<string, TaskDecision> {
-  return {
-    scope: { value: v.scope },
-    approval_boundary: { value: v.approval_boundary, sensitive: true },
-    acceptance_test: { value: v.acceptance_test },
-  };
-}
-
-/** Every string of the values (the leak scans look for each). */
-export function rawStrings(...values: unknown[]): string[] {
-  const out = new Set<string>();
-  const walk = (v: unknown) => {
-    if (typeof v === 'string' && v.length >= 8) out.add(v);
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  values.forEach(walk);
-  return [...out];
-}
 
 /** One scenario: its world, its model server, the secrets nothing may leak. */
 export interface Scenario {
@@ -174,27 +139,8 @@ export async function resumeWith(
 }
 
 /** A human approves the change of `decision` from `from` to `to`, in their own terminal (another process). */
-export async function humanApproves(
-  s: Scenario,
-  sessionId: string,
-  change: { decision: string; from: unknown; to: unknown; ref: string },
-): Promise<void> {
-  const r = await s.world.continuity([
-    'approve',
-    '--session',
-    sessionId,
-    '--decision',
-    change.decision,
-    '--from',
-    JSON.stringify(change.from),
-    '--to',
-    JSON.stringify(change.to),
-    '--ref',
-    change.ref,
-    '--by',
-    'reviewer-17',
-  ]);
-  expect(r.status, r.stderr).toBe(0);
+export async function humanApproves(s: Scenario, sessionId: string, change: ApprovedChange): Promise<void> {
+  await approve(s.world.continuity, sessionId, change);
 }
 
 // ── The ledger ──────────────────────────────────────────────────────────────────────────────────
@@ -210,27 +156,18 @@ export interface StatusEntry {
 }
 
 /** `continuity status --session S --json`, run by the human. */
-export async function status(s: Scenario, sessionId: string): Promise<StatusEntry> {
-  const r = await s.world.continuity(['status', '--session', sessionId, '--json']);
-  expect(r.status, r.stderr).toBe(0);
-  const sessions = (JSON.parse(r.stdout) as { sessions: StatusEntry[] }).sessions;
-  expect(sessions).toHaveLength(1);
-  return sessions[0]!;
+export function status(s: Scenario, sessionId: string): Promise<StatusEntry> {
+  return statusOf<StatusEntry>(s.world.continuity, sessionId);
 }
 
 /** The session's ledger records, in order. */
 export function records(s: Scenario, sessionId: string): Array<Record<string, unknown>> {
-  return s.world.ledgerRecords().filter((r) => r.sessionId === sessionId);
+  return sessionRecords(s.world.ledgerRecords(), sessionId);
 }
 
 /** The boundaries the ledger opened for the session, in order. */
 export function boundaryIds(s: Scenario, sessionId: string): string[] {
-  const ids: string[] = [];
-  for (const r of records(s, sessionId)) {
-    const id = r.boundaryId;
-    if (typeof id === 'string' && r.type !== 'classification' && !ids.includes(id)) ids.push(id);
-  }
-  return ids;
+  return boundaryIdsOf(records(s, sessionId));
 }
 
 /** The records of one boundary as `type[:phase]`, in order, without the receipts. */
@@ -392,4 +329,4 @@ export function expectClean(s: Scenario, extraSecrets: string[] = []): void {
   }
 }
 
-export { startAnthropicServer };
+export { rawStrings, startAnthropicServer, type TaskValues, taskRecord, taskValues, widened };

@@ -10,13 +10,13 @@
  * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
-import { ATTR_SESSION_ID } from '../../src/otel/semconv.js';
+import { receivedBytes, sessionSpans } from '../support/evidence.js';
 import {
   type OtlpReceiver,
   type ReceivedSpan,
@@ -26,12 +26,12 @@ import {
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import type { ResponsesServer } from '../support/responses-server.js';
-import { bytesUnder, marker, readLedger, type TaskDecision, writeKey } from '../support/task.js';
+import { marker, type TaskDecision } from '../support/task.js';
+import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
 
-export { marker, type Run, run, type TaskDecision };
+export { BIN, marker, type Run, run, type TaskDecision };
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'bin', 'continuity.js');
 /** The launcher `init --command` writes into the hooks, as a user without `continuity` on PATH would. */
 export const LAUNCHER = `node ${BIN}`;
 /** How long a peer install may take (hundreds of MB on a fresh machine). */
@@ -91,7 +91,7 @@ export interface CodexRun extends Run {
 }
 
 /** One scenario's world. */
-export interface World {
+export interface World extends WorldFiles {
   root: string;
   project: string;
   codexHome: string;
@@ -108,11 +108,6 @@ export interface World {
   exec(prompt: string, options?: { resume?: string }): Promise<CodexRun>;
   /** `continuity …` in the project, as the human would run it. */
   continuity(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Run>;
-  ledgerRecords(): Array<Record<string, unknown>>;
-  /** Every byte the adapter and the ledger wrote under the state directory. */
-  stateBytes(): Buffer;
-  file(rel: string): string;
-  dispose(): void;
 }
 
 /** Codex's config.toml before init adds the trust entries: the scripted provider, automatic compaction. */
@@ -155,30 +150,12 @@ export async function makeWorld(
 ): Promise<World> {
   const root = mkdtempSync(join(tmpdir(), 'codex-e2e-'));
   const project = join(root, 'project');
-  const state = join(root, 'state');
   const codexHome = join(root, 'codex-home');
-  const ledger = join(state, 'ledger.jsonl');
-  const keysDir = join(root, 'keys');
-  const binDir = join(root, 'bin');
-  for (const d of [project, state, keysDir, binDir, codexHome, join(root, 'home'), join(root, 'human')])
+  for (const d of [project, codexHome, join(root, 'home'), join(root, 'human')])
     mkdirSync(d, { recursive: true, mode: 0o700 });
-  const keys = { digest: join(keysDir, 'digest.key'), chain: join(keysDir, 'chain.key') };
-  writeKey(keys.digest);
-  writeKey(keys.chain);
-  // `continuity` on the agent's PATH, as `npm link` puts it there.
-  writeFileSync(join(binDir, 'continuity'), `#!/bin/sh\nexec ${process.execPath} ${BIN} "$@"\n`, {
-    mode: 0o755,
-  });
+  const { state, ledger, keys, binDir, continuityEnv } = evidenceDirs(root, suite.receiver.endpoint);
   writeFileSync(join(codexHome, 'config.toml'), providerConfig(server));
 
-  const continuityEnv = {
-    CONTINUITY_STATE_DIR: state,
-    CONTINUITY_LEDGER: ledger,
-    CONTINUITY_DIGEST_KEY_FILE: keys.digest,
-    CONTINUITY_CHAIN_KEY_FILE: keys.chain,
-    CONTINUITY_OTLP_ENDPOINT: suite.receiver.endpoint,
-    CONTINUITY_OTLP_TIMEOUT_MS: '3000',
-  };
   const env = cleanEnv({
     PATH: `${binDir}:${process.env.PATH ?? ''}`,
     HOME: join(root, 'home'),
@@ -189,12 +166,7 @@ export async function makeWorld(
   });
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
 
-  const cli = (args: string[], input?: string, e: NodeJS.ProcessEnv = humanEnv) =>
-    run(process.execPath, [BIN, ...args], {
-      env: e,
-      cwd: project,
-      ...(input !== undefined ? { input } : {}),
-    });
+  const cli = continuityCli(project, humanEnv);
 
   // The real init, as a user runs it in the project with Codex's environment.
   const init = await cli(['init', 'codex', '--command', LAUNCHER], undefined, env);
@@ -232,12 +204,7 @@ export async function makeWorld(
         return { ...r, events, threadId: started?.thread_id as string | undefined };
       }),
     continuity: cli,
-    ledgerRecords: () => readLedger(ledger),
-    stateBytes: () => bytesUnder(state),
-    file: (rel) => join(project, rel),
-    dispose: () => {
-      if (process.env.CONTINUITY_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
-    },
+    ...worldFiles(root, project, { state, ledger }),
   };
 }
 
@@ -347,20 +314,16 @@ export class AppServer {
 
 // ── Spans ───────────────────────────────────────────────────────────────────────────────────────
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until the receiver holds spans of `sessionId` satisfying `done` (bounded), returning what arrived. */
-export async function spansOf(
+/** Waits until the receiver holds spans of `sessionId` satisfying `done` (10 s at most), returning what arrived. */
+export function spansOf(
   s: Suite,
   sessionId: string,
   done: (spans: ReceivedSpan[]) => boolean,
 ): Promise<ReceivedSpan[]> {
-  const mine = () => s.receiver.spans.filter((x) => x.attributes[ATTR_SESSION_ID] === sessionId);
-  for (let i = 0; i < 100 && !done(mine()); i++) await sleep(100);
-  return mine();
+  return sessionSpans(s.receiver, sessionId, done, 100);
 }
 
 /** Every byte the receiver accepted, for the leak scans. */
 export function wireBytes(s: Suite): string {
-  return Buffer.concat(s.receiver.requests.map((r) => r.body)).toString('latin1');
+  return receivedBytes(s.receiver);
 }

@@ -15,6 +15,12 @@ import {
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
+import {
+  type ApprovedChange,
+  humanApproves as approve,
+  sessionRecords,
+  statusOf,
+} from '../support/evidence.js';
 import type { ReceivedSpan } from '../support/otlp-receiver.js';
 import {
   developerTexts,
@@ -148,7 +154,7 @@ export function expectRan(s: Scenario, callId: string, file?: string): void {
 
 /** The ledger records of `sessionId`. */
 export function records(s: Scenario, sessionId: string): Array<Record<string, unknown>> {
-  return s.world.ledgerRecords().filter((r) => r.sessionId === sessionId);
+  return sessionRecords(s.world.ledgerRecords(), sessionId);
 }
 
 /**
@@ -180,36 +186,13 @@ export function expectBoundaries(
 }
 
 /** `continuity status --session S --json`, as the human runs it. */
-export async function status(s: Scenario, sessionId: string): Promise<Record<string, unknown>> {
-  const r = await s.world.continuity(['status', '--session', sessionId, '--json']);
-  expect(r.status).toBe(0);
-  const doc = JSON.parse(r.stdout) as { sessions: Array<Record<string, unknown>> };
-  expect(doc.sessions).toHaveLength(1);
-  return doc.sessions[0]!;
+export function status(s: Scenario, sessionId: string): Promise<Record<string, unknown>> {
+  return statusOf<Record<string, unknown>>(s.world.continuity, sessionId);
 }
 
 /** The human approves a change in their own terminal (another process, no Codex around it). */
-export async function humanApproves(
-  s: Scenario,
-  sessionId: string,
-  change: { decision: string; from: unknown; to: unknown; ref: string },
-): Promise<void> {
-  const r = await s.world.continuity([
-    'approve',
-    '--session',
-    sessionId,
-    '--decision',
-    change.decision,
-    '--from',
-    JSON.stringify(change.from),
-    '--to',
-    JSON.stringify(change.to),
-    '--ref',
-    change.ref,
-    '--by',
-    'reviewer-17',
-  ]);
-  expect(r.status, r.stderr).toBe(0);
+export async function humanApproves(s: Scenario, sessionId: string, change: ApprovedChange): Promise<void> {
+  await approve(s.world.continuity, sessionId, change);
 }
 
 /** Waits for and checks the boundary's pre and post spans at the receiver. */
