@@ -40,11 +40,12 @@ import { decideGate } from '../core/gate.js';
 import {
   type HookIo,
   headField,
-  oneLine,
   payloadHead,
   processIo,
+  runHookProcess,
   sessionIdProblem,
   stringField,
+  withinHookDeadline,
 } from '../core/process.js';
 import { isRecord, readActivity, readGateState } from '../core/state.js';
 import {
@@ -213,15 +214,13 @@ function wantsTokens(env: ClaudeCodeEnv, sessionId: string, nowMs: number): bool
 }
 
 /** Runs one hook invocation. Returns the exit code: always 0. */
-export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<number> {
-  const lines: string[] = [];
-  const warn = (l: string) => lines.push(oneLine(l));
-  try {
+export function runClaudeCodeHook(io: HookIo = processIo()): Promise<number> {
+  return runHookProcess(io, 'claude-code', async (warn) => {
     const { buffer, truncated } = await io.readInput();
     const parsed = parsePayload(buffer, truncated);
     if (!parsed.ok) {
       warn(`hook claude-code: ${parsed.problem}; nothing recorded`);
-      return 0;
+      return;
     }
     const p = parsed.payload;
     const env = resolveClaudeCodeEnv(io.env, io.script);
@@ -241,7 +240,7 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
         warn,
       });
       io.stdout.write(gateOutput(answer));
-      return 0;
+      return;
     }
     const activity = activityOf(p);
     if (activity) {
@@ -250,34 +249,18 @@ export async function runClaudeCodeHook(io: HookIo = processIo()): Promise<numbe
         readActivity(claudeCodeState(env), p.sessionId) === activity &&
         !wantsTokens(env, p.sessionId, Date.now())
       )
-        return 0;
+        return;
     } else if (p.event === 'Notification') {
-      return 0; // a notification that awaits nobody
+      return; // a notification that awaits nobody
     } else if (!RECORDING_EVENTS.has(p.event)) {
       warn(`hook claude-code: event ${p.event} is not used; nothing recorded`);
-      return 0;
+      return;
     }
-    const deadlineMs = env.core.hookDeadlineMs;
-    let timer: NodeJS.Timeout | undefined;
     const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
-    const out = await Promise.race([
-      import('./handlers.js').then((h) => h.handle(run, activity)),
-      new Promise<string>((resolveRace) => {
-        timer = setTimeout(() => {
-          warn(`${p.event}: gave up after ${deadlineMs} ms so the agent is not held up`);
-          resolveRace('');
-        }, deadlineMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const handled = import('./handlers.js').then((h) => h.handle(run, activity));
+    const out = await withinHookDeadline(handled, env.core.hookDeadlineMs, p.event, warn);
     if (out) io.stdout.write(out);
-    return 0;
-  } catch (e) {
-    warn(`hook claude-code: ${(e as Error).message ?? String(e)}`);
-    return 0;
-  } finally {
-    if (lines.length > 0) io.stderr.write(`continuity: ${lines.join(' | ')}\n`);
-  }
+  });
 }
 
 /** The core's tool event for a `PreToolUse` payload: the tool, what kind it is, what the gate inspects. */

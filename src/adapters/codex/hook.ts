@@ -31,11 +31,12 @@ import { decideGate, type GateContext } from '../core/gate.js';
 import {
   type HookIo,
   headField,
-  oneLine,
   payloadHead,
   processIo,
+  runHookProcess,
   stringField,
   validSessionId,
+  withinHookDeadline,
 } from '../core/process.js';
 import { isRecord, readActivity } from '../core/state.js';
 import {
@@ -199,20 +200,18 @@ export interface HookRun {
 }
 
 /** Runs one hook invocation. Returns the exit code: always 0. */
-export async function runCodexHook(io: HookIo = processIo()): Promise<number> {
-  const lines: string[] = [];
-  const warn = (l: string) => lines.push(oneLine(l));
-  try {
+export function runCodexHook(io: HookIo = processIo()): Promise<number> {
+  return runHookProcess(io, 'codex', async (warn) => {
     const { buffer, truncated } = await io.readInput();
     const parsed = parsePayload(buffer, truncated);
     if (!parsed.ok) {
       warn(`hook codex: ${parsed.problem}; nothing recorded`);
-      return 0;
+      return;
     }
     const p = parsed.payload;
     const env = resolveCodexEnv(io.env, io.script);
     const projectDir = findProjectDir(env, p.cwd);
-    if (!projectDir) return 0; // not a continuity project
+    if (!projectDir) return; // not a continuity project
     const { config, warnings } = loadCodexConfig(projectDir, env);
     if (warnings.length > 0) warn(`config: ${warnings.join('; ')}`);
 
@@ -228,34 +227,18 @@ export async function runCodexHook(io: HookIo = processIo()): Promise<number> {
         warn,
       });
       io.stdout.write(gateOutput(answer));
-      return 0;
+      return;
     }
     const activity = activityOf(p);
     if (activity) {
-      if (readActivity(codexState(env), p.sessionId) === activity) return 0;
+      if (readActivity(codexState(env), p.sessionId) === activity) return;
     } else if (!RECORDING_EVENTS.has(p.event)) {
       warn(`hook codex: event ${p.event} is not used; nothing recorded`);
-      return 0;
+      return;
     }
-    const deadlineMs = env.core.hookDeadlineMs;
-    let timer: NodeJS.Timeout | undefined;
     const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
-    const out = await Promise.race([
-      import('./handlers.js').then((h) => h.handle(run, activity)),
-      new Promise<string>((resolveRace) => {
-        timer = setTimeout(() => {
-          warn(`${p.event}: gave up after ${deadlineMs} ms so the agent is not held up`);
-          resolveRace('');
-        }, deadlineMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const handled = import('./handlers.js').then((h) => h.handle(run, activity));
+    const out = await withinHookDeadline(handled, env.core.hookDeadlineMs, p.event, warn);
     if (out) io.stdout.write(out);
-    return 0;
-  } catch (e) {
-    warn(`hook codex: ${(e as Error).message ?? String(e)}`);
-    return 0;
-  } finally {
-    if (lines.length > 0) io.stderr.write(`continuity: ${lines.join(' | ')}\n`);
-  }
+  });
 }

@@ -1,6 +1,7 @@
 /**
  * The edges of a hook process, runtime-neutral: reading the event from stdin, writing the answer
- * to stdout and one line to stderr, and how the agent's shell starts `continuity`. Shared by every
+ * to stdout and one line to stderr (always exit 0), the hook deadline of a recording handler, and
+ * how the agent's shell starts `continuity`. Shared by every
  * adapter whose runtime runs a command per hook event (Claude Code, Codex CLI).
  *
  * Lean on purpose (the write gate loads it on every tool call): `node:fs` and `node:path`.
@@ -153,6 +154,56 @@ export function launcherFor(path: string, script: string | undefined): string {
 /** One line for stderr: white space folded, at most 500 characters. */
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 500);
+}
+
+// ── One hook process ──────────────────────────────────────────────────────────────────────────
+/**
+ * Runs one hook process of a runtime whose hooks are commands. `body` reports problems through
+ * `warn` (folded to one line each); a throw is reported as `hook <runtime>: <message>`. Whatever
+ * happens, the problems go to stderr as one `continuity: a | b` line at the end and the exit code
+ * is 0: a hook never breaks the agent.
+ */
+export async function runHookProcess(
+  io: HookIo,
+  runtime: string,
+  body: (warn: (line: string) => void) => Promise<void>,
+): Promise<number> {
+  const lines: string[] = [];
+  const warn = (l: string) => lines.push(oneLine(l));
+  try {
+    await body(warn);
+  } catch (e) {
+    warn(`hook ${runtime}: ${(e as Error).message ?? String(e)}`);
+  } finally {
+    if (lines.length > 0) io.stderr.write(`continuity: ${lines.join(' | ')}\n`);
+  }
+  return 0;
+}
+
+/**
+ * What a recording handler answers, if it answers within the hook deadline; past it `event` is
+ * reported as given up and the hook answers nothing, so the agent is not held up.
+ */
+export async function withinHookDeadline(
+  work: Promise<string>,
+  deadlineMs: number,
+  event: string,
+  warn: (line: string) => void,
+): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<string>((resolveRace) => {
+        timer = setTimeout(() => {
+          warn(`${event}: gave up after ${deadlineMs} ms so the agent is not held up`);
+          resolveRace('');
+        }, deadlineMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // ── Reading a payload ─────────────────────────────────────────────────────────────────────────
