@@ -46,6 +46,7 @@ export const SIGNALS = {
 
 const RESUME_SOURCES: ReadonlySet<string> = new Set(['startup', 'resume', 'clear', 'fork']);
 
+// Like Claude Code's table on purpose, for the events Codex shares with it; each runtime's table stays in its folder.
 /** The boundary event a hook payload is, if any (`at`: the time it arrived). */
 export function boundaryEventOf(p: CodexPayload, at: string): BoundaryEvent | undefined {
   const trigger = p.trigger ? { trigger: p.trigger } : {};

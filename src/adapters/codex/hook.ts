@@ -199,6 +199,7 @@ export interface HookRun {
   warn: (line: string) => void;
 }
 
+// The same steps as Claude Code's hook entry on purpose, over Codex's payload, project lookup and gate.
 /** Runs one hook invocation. Returns the exit code: always 0. */
 export function runCodexHook(io: HookIo = processIo()): Promise<number> {
   return runHookProcess(io, 'codex', async (warn) => {
