@@ -40,8 +40,6 @@ export function newBoundaryId(): string {
   return coreBoundaryId('cc');
 }
 
-export { storableSessionId, systemNow, taskRecordLabel };
-
 /** The gate's slow path for Claude Code: the ledger and the classifier. */
 export function rederive(config: AdapterConfig, env: ClaudeCodeEnv, warn?: (line: string) => void): Rederive {
   return ledgerRederive(config, claudeCodeState(env), taskRecordLabel(config), warn);
