@@ -19,7 +19,7 @@
 //
 // Run: npm run bench (builds first), or node --expose-gc bench/run.js service after `npm run build`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -208,6 +208,22 @@ async function startSink() {
   };
 }
 
+/**
+ * CPU time (user + system, every thread) a process has used, ms; NaN where /proc is not there.
+ * Unlike throughput it does not move when other processes take the cores, so it is printed beside.
+ * @param {number | undefined} pid
+ */
+function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, fields 14 and 15 of proc(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 // ── Children ─────────────────────────────────────────────────────────────────────────────────
 
 /** Every child started, stopped by PID when this process exits, whatever happened. */
@@ -242,6 +258,7 @@ async function child(args, env) {
   return {
     otlp: /** @type {string} */ (addr.otlp),
     metrics: /** @type {string | undefined} */ (addr.metrics),
+    pid: proc.pid,
     stderr: () => err,
     stop: () =>
       new Promise((resolve) => {
@@ -340,16 +357,20 @@ async function main() {
   const sink = await startSink();
   try {
     // ── 1. Throughput ──
-    const ROUNDS = 3;
+    const ROUNDS = 5;
     const N = 120;
     const relay = await child([fileURLToPath(import.meta.url), '--relay', sink.url]);
     const service = await startService(sink.url, tmp);
     if (process.env.BENCH_DEBUG) console.log(`relay ${relay.otlp} service ${service.otlp}`);
-    const warm = batches(20, {}, 'warm');
-    await throughput(relay.otlp, warm, sink);
-    await throughput(service.otlp, warm, sink);
+    // Both warmed on both mixes first: a running service is past its JIT warm-up, and the
+    // compaction path has far more code to compile than the pass-through (measured: the first
+    // few hundred compaction requests cost two to three times the later ones).
+    for (const mix of [{}, { pairs: 8 }, {}, { pairs: 8 }]) {
+      await throughput(relay.otlp, batches(N, mix, `warm-relay-${mix.pairs ?? 0}-${Math.random()}`), sink);
+      await throughput(service.otlp, batches(N, mix, `warm-svc-${mix.pairs ?? 0}-${Math.random()}`), sink);
+    }
     console.log(
-      `ingest throughput, protobuf, ${BATCH} spans per request, ${CONCURRENCY} in flight, ${N * BATCH} spans per round:`,
+      `ingest throughput, protobuf, ${BATCH} spans per request, ${CONCURRENCY} in flight, ${N * BATCH} spans per round, median of ${ROUNDS} rounds:`,
     );
     for (const [label, tag, mix] of /** @type {const} */ ([
       ['ordinary spans only', 'plain', {}],
@@ -361,18 +382,35 @@ async function main() {
       const svc = [];
       /** @type {number[]} */
       const ratios = [];
+      /** @type {number[]} */
+      const cpuRatios = [];
+      /** @type {number[]} */
+      const cpuMs = [];
       for (let r = 0; r < ROUNDS; r++) {
+        const relayBodies = batches(N, mix, `relay-${tag}-${r}`);
         gc?.();
-        const b = await throughput(relay.otlp, batches(N, mix, `relay-${tag}-${r}`), sink);
+        const rc = cpuMsOf(relay.pid);
+        const b = await throughput(relay.otlp, relayBodies, sink);
+        const relayCpu = cpuMsOf(relay.pid) - rc;
+        const svcBodies = batches(N, mix, `svc-${tag}-${r}`);
         gc?.();
-        const s = await throughput(service.otlp, batches(N, mix, `svc-${tag}-${r}`), sink);
+        const sc = cpuMsOf(service.pid);
+        const s = await throughput(service.otlp, svcBodies, sink);
+        const svcCpu = cpuMsOf(service.pid) - sc;
         base.push(b);
         svc.push(s);
         ratios.push(s / b);
+        cpuRatios.push(relayCpu / svcCpu);
+        cpuMs.push(svcCpu / N);
       }
       console.log(
         `  ${label.padEnd(30)} relay ${fmt(median(base))} spans/s   service ${fmt(median(svc))} spans/s   ratio ${median(ratios).toFixed(2)}`,
       );
+      if (cpuRatios.every(Number.isFinite)) {
+        console.log(
+          `  ${''.padEnd(30)} CPU per request: service ${median(cpuMs).toFixed(2)} ms, relay/service ${median(cpuRatios).toFixed(2)} (user+system time of each process, /proc)`,
+        );
+      }
     }
     await relay.stop();
     await service.stop();
@@ -514,6 +552,10 @@ async function million(sinkUrl) {
   filling = false;
   await probe;
   const pending = await scrapeLine(/^continuity_pending\{[^}]*\} (\S+)$/m);
+  const writes = histogram(
+    await getText(/** @type {string} */ (svc.metrics)),
+    'continuity_service_pending_write_duration_seconds',
+  );
   const rss = await scrapeLine(RSS);
   const snapshots = svc
     .stderr()
@@ -537,7 +579,37 @@ async function million(sinkUrl) {
   console.log(
     `  one-span probe every 25 ms during the fill: median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]?.toFixed(1)} ms, longest ${sorted.at(-1)?.toFixed(1)} ms (${probes.length} probes; a probe waits behind the ${PER}-span request in progress)`,
   );
+  if (writes.count > 0) {
+    const within = writes.buckets.find((b) => b.le === 0.1)?.count ?? 0;
+    console.log(
+      `  what persistence adds (continuity_service_pending_write_duration_seconds, every fill request): median <= ${fmtS(writes.quantile(0.5))}, p99 <= ${fmtS(writes.quantile(0.99))}, ${fmt(within)} of ${fmt(writes.count)} within 100 ms`,
+    );
+  }
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** A seconds bucket bound for display. @param {number} s */
+function fmtS(s) {
+  return Number.isFinite(s) ? `${(s * 1000).toFixed(s < 0.01 ? 1 : 0)} ms` : 'over 10 s';
+}
+
+/**
+ * A Prometheus histogram from a scrape: cumulative buckets, count, and the upper bound of the
+ * bucket holding a quantile. @param {string} text @param {string} name
+ */
+function histogram(text, name) {
+  /** @type {Array<{ le: number, count: number }>} */
+  const buckets = [];
+  for (const m of text.matchAll(new RegExp(`^${name}_bucket\\{[^}]*le="([^"]+)"[^}]*\\} (\\S+)$`, 'gm'))) {
+    buckets.push({ le: m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), count: Number(m[2]) });
+  }
+  buckets.sort((a, b) => a.le - b.le);
+  const count = buckets.at(-1)?.count ?? 0;
+  return {
+    buckets,
+    count,
+    quantile: (/** @type {number} */ q) => buckets.find((b) => b.count >= q * count)?.le ?? Number.NaN,
+  };
 }
 
 // ── The relay baseline (this file, run as a child with --relay <downstream url>) ─────────────

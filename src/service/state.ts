@@ -206,6 +206,7 @@ export class PendingStore {
   private _buffer: string[] = [];
   private _bufferLastSeq = 0;
   private _writing: Promise<void> | undefined;
+  private _kickQueued = false;
   private _waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
   private _failed: Error | undefined;
   private _retry: NodeJS.Timeout | undefined;
@@ -254,7 +255,15 @@ export class PendingStore {
     const seq = ++this._seq;
     this._buffer.push(encodeLine({ ...record, seq }));
     this._bufferLastSeq = seq;
-    this._kick();
+    // The write starts once the caller's synchronous run of records is over (a request records
+    // all its events in one go), so they share one write and one fdatasync.
+    if (!this._kickQueued) {
+      this._kickQueued = true;
+      queueMicrotask(() => {
+        this._kickQueued = false;
+        this._kick();
+      });
+    }
     return seq;
   }
 
@@ -298,6 +307,8 @@ export class PendingStore {
 
   /** Waits for the writer; one more attempt when the journal had failed. */
   private async _flush(): Promise<void> {
+    // Records whose write is still queued for the microtask go now.
+    this._kick();
     while (this._writing) await this._writing;
     if (this._failed && this._buffer.length > 0) {
       this._failed = undefined;
