@@ -41,11 +41,15 @@ export interface SpanLimits {
   maxAttributesPerSpan: number;
 }
 
-/** What {@link inspectSpans} reads of a span: a decoded span, or one read from its bytes (`span-wire.ts`). */
-export type InspectableSpan = Pick<
-  OtlpSpan,
-  'name' | 'traceId' | 'spanId' | 'startTimeUnixNano' | 'attributes'
->;
+/**
+ * What {@link inspectSpans} reads of a span: a decoded span (its KeyValue list), or one read from
+ * its bytes (`span-wire.ts`: its attributes already as API values, and known to be within limits).
+ */
+export type InspectableSpan = Pick<OtlpSpan, 'name' | 'traceId' | 'spanId' | 'startTimeUnixNano'> &
+  (
+    | { attributes: readonly OtlpKeyValue[]; record?: undefined; withinLimits?: undefined }
+    | { record: Attributes; withinLimits: true; attributes?: undefined }
+  );
 
 /** A compaction span found in a request, with the event the attribute codec read from it. */
 export interface FoundEvent<S extends InspectableSpan = OtlpSpan> {
@@ -112,6 +116,15 @@ function hasSessionKey(attributes: readonly OtlpKeyValue[]): boolean {
   return false;
 }
 
+/** {@link hasSessionKey} of a record with no repeated key (as `span-wire.ts` reads them). */
+function recordHasSessionKey(record: Attributes): boolean {
+  for (const key of [ATTR_SESSION_ID, ATTR_GEN_AI_CONVERSATION_ID]) {
+    const v = record[key];
+    if (typeof v === 'string' && OPAQUE_ID_PATTERN.test(v)) return true;
+  }
+  return false;
+}
+
 /** What {@link inspectSpans} makes of one span. */
 export interface SpanToInspect<S extends InspectableSpan = OtlpSpan> {
   /** The span's path in the request, for messages (`resourceSpans[0].scopeSpans[1].spans[4]`). */
@@ -159,19 +172,15 @@ export function inspectSpans<S extends InspectableSpan>(
   };
   items.forEach(({ span }, index) => {
     if (!isCompactionSpanName(span.name)) return;
-    const problem = limitProblem(span.attributes, limits);
+    const problem = span.withinLimits ? undefined : limitProblem(span.attributes, limits);
     if (problem !== undefined) {
       reject(index, SERVICE_REJECT_REASONS.attributeLimit, problem);
       return;
     }
-    const event = readCompactionSpan(
-      span.name,
-      attributesToRecord(span.attributes),
-      span.startTimeUnixNano,
-      spanRef(span),
-    );
+    const record = span.record ?? attributesToRecord(span.attributes);
+    const event = readCompactionSpan(span.name, record, span.startTimeUnixNano, spanRef(span));
     if (event !== undefined) events.push({ event, span, index });
-    else if (!hasSessionKey(span.attributes)) {
+    else if (!(span.record ? recordHasSessionKey(span.record) : hasSessionKey(span.attributes))) {
       reject(
         index,
         SERVICE_REJECT_REASONS.missingSessionKey,

@@ -15,7 +15,7 @@
  * values set, a key-value list, a negative or very large integer, a value over the limits) it
  * answers undefined and the caller decodes the span with the codec, which decides as before.
  */
-import type { Attributes } from '@opentelemetry/api';
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import protobuf from 'protobufjs/minimal.js';
 import { type OtlpAnyValue, type OtlpKeyValue, recordToAttributes } from '../otlp/index.js';
 import type { SpanLimits } from './enrich.js';
@@ -28,10 +28,13 @@ export interface WireSpan {
   spanId: string;
   /** Decimal nanoseconds, as the codec's uniform shape has them. */
   startTimeUnixNano: string;
-  attributes: OtlpKeyValue[];
+  /** The attributes as OpenTelemetry API values, as `attributesToRecord` makes them of the decoded span. */
+  record: Attributes;
+  /** Read only when within the service's limits (else the codec decides): `inspectSpans` need not check. */
+  withinLimits: true;
   links: Array<{ traceId: string; spanId: string }>;
-  /** Where each attribute field lies in the body (tag to end), in order. */
-  attributeFields: Array<{ from: number; to: number }>;
+  /** Each attribute field in order: its key, and where it lies in the body (tag to end). */
+  attributeFields: Array<{ key: string; from: number; to: number }>;
 }
 
 const LEN = 2;
@@ -84,12 +87,14 @@ class Cursor {
     return this.pos + len;
   }
 
-  /** The content range of a length-delimited field whose tag was just read, and moves past it. */
-  frame(): [number, number] {
+  /** Start of the content {@link frame} moved past. */
+  start = 0;
+
+  /** Moves past a length-delimited field whose tag was just read; its content is `start`..`pos`. */
+  frame(): void {
     const len = this.varint();
-    const start = this.pos;
+    this.start = this.pos;
     this.pos += len;
-    return [start, this.pos];
   }
 
   string(start: number, stop: number): string {
@@ -106,65 +111,107 @@ class Cursor {
   }
 }
 
-function anyValue(c: Cursor, stop: number, limits: SpanLimits, depth: number): OtlpAnyValue {
-  let value: OtlpAnyValue | undefined;
-  const set = (v: OtlpAnyValue) => {
-    // Two members of the oneof: the codec refuses it.
-    if (value !== undefined) unusual('two members of the oneof');
-    value = v;
-  };
+type Primitive = string | number | boolean;
+
+/** One scalar AnyValue member as an API attribute value, or undefined for a member read elsewhere. */
+function scalar(c: Cursor, no: number, wire: number, limits: SpanLimits): Primitive | undefined {
+  if (no === ANY.string && wire === LEN) {
+    c.frame();
+    // Byte length bounds the UTF-16 length: under it the value is within the limit.
+    if (c.pos - c.start > limits.maxAttributeValueLength) unusual('a long string');
+    return c.string(c.start, c.pos);
+  }
+  if (no === ANY.bool && wire === 0) return c.varint() !== 0;
+  if (no === ANY.int && wire === 0) return c.varint();
+  if (no === ANY.double && wire === 1) {
+    const d = c.b.readDoubleLE(c.pos);
+    c.pos += 8;
+    return d;
+  }
+  if (no === ANY.bytes && wire === LEN) {
+    c.frame();
+    const text = c.b.toString('base64', c.start, c.pos);
+    if (text.length > limits.maxAttributeValueLength) unusual('long bytes');
+    return text;
+  }
+  return undefined;
+}
+
+/**
+ * An AnyValue as `anyValueToAttribute` converts the decoded one: a primitive, a homogeneous
+ * array of primitives, or undefined (empty, or a mixed array).
+ */
+function anyValue(c: Cursor, stop: number, limits: SpanLimits): AttributeValue | undefined {
+  let value: AttributeValue | undefined;
+  let set = false;
   while (c.pos < stop) {
     const tag = c.varint();
     const no = tag >>> 3;
     const wire = tag & 7;
-    if (no === ANY.string && wire === LEN) {
-      const [s, e] = c.frame();
-      // Byte length bounds the UTF-16 length: under it the value is within the limit.
-      if (e - s > limits.maxAttributeValueLength) unusual('a long string');
-      set({ stringValue: c.string(s, e) });
-    } else if (no === ANY.bool && wire === 0) set({ boolValue: c.varint() !== 0 });
-    else if (no === ANY.int && wire === 0) set({ intValue: String(c.varint()) });
-    else if (no === ANY.double && wire === 1) {
-      set({ doubleValue: c.b.readDoubleLE(c.pos) });
-      c.pos += 8;
-    } else if (no === ANY.bytes && wire === LEN) {
-      const [s, e] = c.frame();
-      const text = c.b.toString('base64', s, e);
-      if (text.length > limits.maxAttributeValueLength) unusual('long bytes');
-      set({ bytesValue: text });
-    } else if (no === ANY.array && wire === LEN && depth === 0) {
+    if (no === ANY.array && wire === LEN) {
+      if (set) unusual('two members of the oneof');
+      set = true;
       const arrayEnd = c.enter();
-      const values: OtlpAnyValue[] = [];
+      const items: Primitive[] = [];
+      let mixed = false;
       while (c.pos < arrayEnd) {
         const t = c.varint();
-        if (t >>> 3 === 1 && (t & 7) === LEN) {
-          const ve = c.enter();
-          values.push(anyValue(c, ve, limits, depth + 1));
-          c.pos = ve;
-        } else c.skip(t & 7);
+        if (t >>> 3 !== 1 || (t & 7) !== LEN) {
+          c.skip(t & 7);
+          continue;
+        }
+        const itemEnd = c.enter();
+        let item: Primitive | undefined;
+        let itemSet = false;
+        while (c.pos < itemEnd) {
+          const it = c.varint();
+          const p = scalar(c, it >>> 3, it & 7, limits);
+          if (p !== undefined) {
+            if (itemSet) unusual('two members of the oneof');
+            itemSet = true;
+            item = p;
+          } else if (it >>> 3 === ANY.array || it >>> 3 === ANY.kvlist)
+            unusual('a nested array or a key-value list');
+          else c.skip(it & 7);
+        }
+        c.pos = itemEnd;
+        if (item === undefined || (items.length > 0 && typeof item !== typeof items[0])) mixed = true;
+        else items.push(item);
       }
-      set({ arrayValue: { values } });
-    } else if (no === ANY.array || no === ANY.kvlist) {
-      // Nested arrays and key-value lists: rare on a compaction span; the codec reads them.
-      unusual('a nested array or a key-value list');
-    } else c.skip(wire);
+      value = mixed ? undefined : (items as AttributeValue);
+      continue;
+    }
+    if (no === ANY.kvlist) unusual('a key-value list');
+    const p = scalar(c, no, wire, limits);
+    if (p === undefined) {
+      c.skip(wire);
+      continue;
+    }
+    if (set) unusual('two members of the oneof');
+    set = true;
+    value = p;
   }
-  return value ?? {};
+  return value;
 }
 
-function keyValue(c: Cursor, stop: number, limits: SpanLimits): OtlpKeyValue {
+/** A KeyValue: its key, and its value as an API attribute value (undefined when it has none). */
+function keyValue(
+  c: Cursor,
+  stop: number,
+  limits: SpanLimits,
+): { key: string; value: AttributeValue | undefined } {
   let key = '';
-  let value: OtlpAnyValue = {};
+  let value: AttributeValue | undefined;
   while (c.pos < stop) {
     const tag = c.varint();
     const no = tag >>> 3;
     const wire = tag & 7;
     if (no === 1 && wire === LEN) {
-      const [s, e] = c.frame();
-      key = c.string(s, e);
+      c.frame();
+      key = c.string(c.start, c.pos);
     } else if (no === 2 && wire === LEN) {
       const e = c.enter();
-      value = anyValue(c, e, limits, 0);
+      value = anyValue(c, e, limits);
       c.pos = e;
     } else c.skip(wire);
   }
@@ -178,9 +225,13 @@ function link(c: Cursor, stop: number): { traceId: string; spanId: string } {
     const tag = c.varint();
     const no = tag >>> 3;
     const wire = tag & 7;
-    if (no === 1 && wire === LEN) traceId = c.id(...c.frame(), 16);
-    else if (no === 2 && wire === LEN) spanId = c.id(...c.frame(), 8);
-    else c.skip(wire);
+    if (no === 1 && wire === LEN) {
+      c.frame();
+      traceId = c.id(c.start, c.pos, 16);
+    } else if (no === 2 && wire === LEN) {
+      c.frame();
+      spanId = c.id(c.start, c.pos, 8);
+    } else c.skip(wire);
   }
   return { traceId, spanId };
 }
@@ -197,7 +248,8 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     traceId: '',
     spanId: '',
     startTimeUnixNano: '0',
-    attributes: [],
+    record: {},
+    withinLimits: true,
     links: [],
     attributeFields: [],
   };
@@ -209,13 +261,18 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
       const wire = tag & 7;
       if (wire === LEN && no === SPAN.attributes) {
         const e = c.enter();
-        span.attributes.push(keyValue(c, e, limits));
-        span.attributeFields.push({ from, to: e });
+        const { key, value } = keyValue(c, e, limits);
+        // A repeated key: which one counts is the codec's to say (last defined value wins there).
+        if (Object.hasOwn(span.record, key)) unusual('a repeated key');
+        if (value !== undefined) span.record[key] = value;
+        span.attributeFields.push({ key, from, to: e });
         c.pos = e;
-      } else if (wire === LEN && no === SPAN.name) span.name = c.string(...c.frame());
-      else if (wire === LEN && no === SPAN.traceId) span.traceId = c.id(...c.frame(), 16);
-      else if (wire === LEN && no === SPAN.spanId) span.spanId = c.id(...c.frame(), 8);
-      else if (wire === LEN && no === SPAN.links) {
+      } else if (wire === LEN && (no === SPAN.name || no === SPAN.traceId || no === SPAN.spanId)) {
+        c.frame();
+        if (no === SPAN.name) span.name = c.string(c.start, c.pos);
+        else if (no === SPAN.traceId) span.traceId = c.id(c.start, c.pos, 16);
+        else span.spanId = c.id(c.start, c.pos, 8);
+      } else if (wire === LEN && no === SPAN.links) {
         const e = c.enter();
         span.links.push(link(c, e));
         c.pos = e;
@@ -228,7 +285,7 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     // UNUSUAL, or anything else this reader did not expect: the codec decides.
     return undefined;
   }
-  if (span.attributes.length > limits.maxAttributesPerSpan) return undefined;
+  if (span.attributeFields.length > limits.maxAttributesPerSpan) return undefined;
   return span;
 }
 
@@ -320,8 +377,8 @@ export function patchWireSpan(
   const index = new Map(additions.map((kv, i) => [kv.key, i]));
   const parts: Uint8Array[] = [];
   let at = site.start;
-  span.attributeFields.forEach((field, i) => {
-    const key = span.attributes[i]!.key;
+  span.attributeFields.forEach((field) => {
+    const key = field.key;
     const k = index.get(key);
     if (k === undefined) return;
     index.delete(key);

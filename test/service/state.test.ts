@@ -44,9 +44,15 @@ describe('PendingStore', () => {
       }),
       store.record({ op: 'expire', at: 2 }),
       store.record({ op: 'observe', at: 3, event: { kind: 'post', sessionId: 's1', timeNs: null } }),
+      // A bigint deeper in the event than its time: written through the general path, kept exact.
+      store.record({
+        op: 'observe',
+        at: 5,
+        event: { kind: 'post', sessionId: 's1', timeNs: 7n, boundary: { tokens: 2n ** 70n } },
+      }),
     ];
-    expect(seqs).toEqual([1, 2, 3]);
-    await store.durable(3);
+    expect(seqs).toEqual([1, 2, 3, 4]);
+    await store.durable(4);
     // No close: as after kill -9, only what was fsynced is there, and the lock is left behind.
     const again = await open(dir);
     expect(again.recovered.problems).toEqual([]);
@@ -54,12 +60,19 @@ describe('PendingStore', () => {
       [1, 'observe', 1],
       [2, 'expire', 2],
       [3, 'observe', 3],
+      [4, 'observe', 5],
     ]);
     expect((again.recovered.records[0] as { event: { timeNs: bigint } }).event.timeNs).toBe(
       1764500000000000001n,
     );
+    expect(again.recovered.records[3]).toEqual({
+      op: 'observe',
+      at: 5,
+      seq: 4,
+      event: { kind: 'post', sessionId: 's1', timeNs: 7n, boundary: { tokens: 2n ** 70n } },
+    });
     // New records continue the sequence.
-    expect(again.store.record({ op: 'expire', at: 4 })).toBe(4);
+    expect(again.store.record({ op: 'expire', at: 4 })).toBe(5);
     await again.store.close();
   });
 
