@@ -5,12 +5,12 @@
  * agent's tools out of the evidence.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitignoreWith } from '../../src/adapters/claude-code/init.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { BIN, makeWorld, payload, runCli, type World } from './harness.js';
+import { BIN, makeWorld, payload, ROOT, runCli, type World } from './harness.js';
 
 const CLOSED = 'http://127.0.0.1:9';
 
@@ -59,6 +59,40 @@ describe('continuity init claude-code', () => {
       });
       expect(sh.status, sh.stderr).toBe(0);
       expect(sh.stdout).toBe(''); // no compaction yet: no objection
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it('quotes a checkout path with a space and a quote in the hook command, and the hook runs through a shell', async () => {
+    const world = makeWorld(CLOSED, { PATH: '/usr/bin:/bin' });
+    // A copy of this checkout (bin, dist, package.json; node_modules linked) under such a path.
+    const checkout = join(world.root, "my agent's tools", 'agent-continuity');
+    mkdirSync(checkout, { recursive: true });
+    for (const part of ['bin', 'dist', 'package.json'])
+      cpSync(join(ROOT, part), join(checkout, part), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
+    try {
+      const bin = join(checkout, 'bin', 'continuity.js');
+      const r = spawnSync(process.execPath, [bin, 'init', 'claude-code'], {
+        env: world.shellEnv,
+        cwd: world.project,
+        encoding: 'utf8',
+      });
+      expect(r.status, r.stderr).toBe(EXIT.ok);
+      const commands = ourCommands(settingsOf(world));
+      expect(new Set(commands)).toEqual(new Set([`node '${bin.replace(/'/g, `'\\''`)}' hook claude-code`]));
+      const sh = spawnSync('/bin/sh', ['-c', commands[0]!], {
+        input: payload(world, 'quoted-path-1', 'PreToolUse', {
+          tool_name: 'Write',
+          tool_input: { file_path: 'a.ts', content: 'x' },
+        }),
+        env: { ...world.env, PATH: `${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` },
+        cwd: world.project,
+        encoding: 'utf8',
+      });
+      expect(sh.status, sh.stderr).toBe(0);
+      expect(sh.stderr).toBe('');
     } finally {
       world.dispose();
     }

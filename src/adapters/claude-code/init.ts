@@ -21,8 +21,8 @@ import { InputError } from '../../decision/problems.js';
 import { PROJECT_STATE_DIR } from '../core/config.js';
 import { type HookGroupMerge, hookMergeLines, mergeHookGroups } from '../core/hook-groups.js';
 import {
-  binPath,
   ensureProjectFiles,
+  hookLauncher,
   nextStepLine,
   notOnPathNote,
   PROJECT_FILES_KEPT,
@@ -317,7 +317,7 @@ function install(options: InitOptions, t: Target): string[] {
   const out: string[] = [];
   const explicit = options.command?.trim();
   const onPathNow = onPath('continuity', env.path);
-  const launcherText = explicit || (onPathNow ? 'continuity' : `node ${binPath()}`);
+  const launcherText = hookLauncher(explicit, onPathNow);
   const command = `${launcherText} hook claude-code`;
   const gateMatcher = options.gateMatcher ?? DEFAULT_GATED_TOOLS.join('|');
   const merged = mergeHookSettings(

@@ -29,10 +29,10 @@ import {
   hookMergeLines,
   mergeHookGroups,
 } from '../core/hook-groups.js';
-import { onPath, shellWord } from '../core/process.js';
+import { onPath } from '../core/process.js';
 import {
-  binPath,
   ensureProjectFiles,
+  hookLauncher,
   nextStepLine,
   notOnPathNote,
   PROJECT_FILES_KEPT,
@@ -256,7 +256,7 @@ export function runCodexInit(options: CodexInitOptions): string[] {
 
   const explicit = options.command?.trim();
   const onPathNow = onPath('continuity', env.path);
-  const launcherText = explicit || (onPathNow ? 'continuity' : `node ${shellWord(binPath())}`);
+  const launcherText = hookLauncher(explicit, onPathNow);
   const command = `${launcherText} hook codex`;
   const merged = mergeCodexHooks(
     hooks,

@@ -11,6 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../../decision/problems.js';
 import { DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from './config.js';
+import { shellWord } from './process.js';
 import { ensureDir, writeFileAtomic } from './state.js';
 import { taskRecordTemplate } from './task-record.js';
 
@@ -35,6 +36,15 @@ export function packageRoot(): string {
 /** This checkout's `bin/continuity.js`, absolute. */
 export function binPath(): string {
   return join(packageRoot(), 'bin', 'continuity.js');
+}
+
+/**
+ * The launcher a hook command starts with: the user's `--command`, else `continuity` when it is
+ * on PATH, else this checkout's bin run by `node`, as one shell word (the runtimes run hook
+ * commands through a shell, and a checkout path may hold a space or a quote).
+ */
+export function hookLauncher(explicit: string | undefined, onPathNow: boolean): string {
+  return explicit || (onPathNow ? 'continuity' : `node ${shellWord(binPath())}`);
 }
 
 /** What `init --remove` says of the project files init made: they stay (the task record is the user's). */
