@@ -39,6 +39,19 @@ async function init(world: World, ...args: string[]) {
   return r;
 }
 
+/** A Write's PreToolUse sent to the exact command line through a shell, as Claude Code runs it. */
+function writeThroughShell(world: World, command: string, sessionId: string) {
+  return spawnSync('/bin/sh', ['-c', command], {
+    input: payload(world, sessionId, 'PreToolUse', {
+      tool_name: 'Write',
+      tool_input: { file_path: 'a.ts', content: 'x' },
+    }),
+    env: { ...world.env, PATH: `${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` },
+    cwd: world.project,
+    encoding: 'utf8',
+  });
+}
+
 describe('continuity init claude-code', () => {
   it('writes hooks that run from this checkout when `continuity` is not on PATH, and they work as written', async () => {
     const world = makeWorld(CLOSED, { PATH: '/usr/bin:/bin' });
@@ -47,16 +60,7 @@ describe('continuity init claude-code', () => {
       expect(r.stdout).toContain('`continuity` is not on PATH');
       const commands = ourCommands(settingsOf(world));
       expect(new Set(commands)).toEqual(new Set([`node ${BIN} hook claude-code`]));
-      // Run the exact command line through a shell, as Claude Code does.
-      const sh = spawnSync('/bin/sh', ['-c', commands[0]!], {
-        input: payload(world, 'fresh-clone-1', 'PreToolUse', {
-          tool_name: 'Write',
-          tool_input: { file_path: 'a.ts', content: 'x' },
-        }),
-        env: { ...world.env, PATH: `${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` },
-        cwd: world.project,
-        encoding: 'utf8',
-      });
+      const sh = writeThroughShell(world, commands[0]!, 'fresh-clone-1');
       expect(sh.status, sh.stderr).toBe(0);
       expect(sh.stdout).toBe(''); // no compaction yet: no objection
     } finally {
@@ -82,15 +86,7 @@ describe('continuity init claude-code', () => {
       expect(r.status, r.stderr).toBe(EXIT.ok);
       const commands = ourCommands(settingsOf(world));
       expect(new Set(commands)).toEqual(new Set([`node '${bin.replace(/'/g, `'\\''`)}' hook claude-code`]));
-      const sh = spawnSync('/bin/sh', ['-c', commands[0]!], {
-        input: payload(world, 'quoted-path-1', 'PreToolUse', {
-          tool_name: 'Write',
-          tool_input: { file_path: 'a.ts', content: 'x' },
-        }),
-        env: { ...world.env, PATH: `${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` },
-        cwd: world.project,
-        encoding: 'utf8',
-      });
+      const sh = writeThroughShell(world, commands[0]!, 'quoted-path-1');
       expect(sh.status, sh.stderr).toBe(0);
       expect(sh.stderr).toBe('');
     } finally {
