@@ -6,11 +6,11 @@
  * environment variable when one set it) and what was expected, so a person can fix it.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { formatPath, InputError, type InputProblem } from '../decision/problems.js';
+import { defaultStateDir as userStateDir } from '../ledger/state-home.js';
 import { UiConfigSchema } from '../ui/config.js';
 import { applyEnvOverrides } from './env.js';
 
@@ -381,8 +381,8 @@ export function defaultStateDir(
   env: NodeJS.ProcessEnv = process.env,
   pid: number = process.pid,
 ): string {
-  const base = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME! : join(homedir(), '.local', 'state');
-  return join(base, 'agent-continuity', port === 0 ? `serve-ephemeral-${pid}` : `serve-${port}`);
+  // The ledger's state home: a relative XDG_STATE_HOME or HOME is ignored, never the working directory.
+  return join(userStateDir(env), port === 0 ? `serve-ephemeral-${pid}` : `serve-${port}`);
 }
 
 /** The OTLP/gRPC port to bind: `server.grpcPort`, else 4317, or 0 when `server.port` is 0; false: off. */

@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/decision/problems.js';
 import {
@@ -59,6 +59,18 @@ describe('service configuration', () => {
       expect(defaultStateDir(4318, { XDG_STATE_HOME: '/var/lib/x' })).toBe(
         '/var/lib/x/agent-continuity/serve-4318',
       );
+    });
+
+    it('keeps state under the HOME it is given, and never under the working directory for a relative HOME or XDG_STATE_HOME', () => {
+      expect(defaultStateDir(4318, { HOME: '/home/someone' })).toBe(
+        '/home/someone/.local/state/agent-continuity/serve-4318',
+      );
+      for (const env of [{ HOME: 'relative/home' }, { HOME: '/home/someone', XDG_STATE_HOME: 'state' }]) {
+        const dir = defaultStateDir(4318, env);
+        expect(isAbsolute(dir), dir).toBe(true);
+        expect(dir.startsWith(process.cwd()), dir).toBe(false);
+        expect(dir.endsWith('/agent-continuity/serve-4318')).toBe(true);
+      }
     });
   });
 
