@@ -268,8 +268,12 @@ async function child(args, env) {
   };
 }
 
-/** @param {string} sinkUrl @param {string} stateDir @param {Record<string, unknown>} [extra] */
-async function startService(sinkUrl, stateDir, extra = {}) {
+/**
+ * `continuity serve` in a child, its configuration (`extra` replaces whole top-level keys) in
+ * `stateDir`. @param {string} sinkUrl @param {string} stateDir @param {Record<string, unknown>} [extra]
+ * @param {NodeJS.ProcessEnv} [env]
+ */
+async function startService(sinkUrl, stateDir, extra = {}, env = undefined) {
   const file = join(stateDir, 'bench.yaml');
   writeFileSync(
     file,
@@ -281,7 +285,7 @@ async function startService(sinkUrl, stateDir, extra = {}) {
       ...extra,
     }),
   );
-  return child([BIN, 'serve', '--config', file]);
+  return child([BIN, 'serve', '--config', file], env);
 }
 
 const clientAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -492,18 +496,16 @@ async function million(sinkUrl) {
     `\n${fmt(TOTAL)} pending boundaries (1 decision each), background snapshots every 128 MiB of journal:`,
   );
   const dir = mkdtempSync(join(tmpdir(), 'bench-serve-million-'));
-  const file = join(dir, 'bench.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      server: { port: 0 },
-      downstream: { endpoint: sinkUrl, queueMaxSpans: 1_000_000 },
+  const svc = await startService(
+    sinkUrl,
+    dir,
+    {
       correlation: { maxPendingBoundaries: TOTAL + 100_000, postWindows: { sdk: '24h' } },
       state: { dir: join(dir, 'state'), compactAfterBytes: '128MiB' },
       log: { level: 'info' },
-    }),
+    },
+    { NODE_OPTIONS: '--max-old-space-size=8192' },
   );
-  const svc = await child([BIN, 'serve', '--config', file], { NODE_OPTIONS: '--max-old-space-size=8192' });
   const scrapeLine = async (/** @type {RegExp} */ re) =>
     Number(re.exec(await getText(/** @type {string} */ (svc.metrics)))?.[1]);
   const RSS = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m;

@@ -552,17 +552,16 @@ export class ContinuityService {
     const limits = this._config.limits;
     const items = walked.compaction.map((site) => {
       const wire = readWireSpan(body, site, limits);
-      if (wire)
-        return { path: sitePath(site), site, span: wire as InspectableSpan, wire, decoded: undefined };
+      if (wire) return { path: sitePath(site), site, span: wire, wire, decoded: undefined };
       let span: OtlpSpan;
       try {
         span = decodeSpan(body.subarray(site.start, site.end));
       } catch (e) {
         throw new MalformedRequest(`${sitePath(site)}: ${(e as Error).message}`);
       }
-      return { path: sitePath(site), site, span: span as InspectableSpan, wire: undefined, decoded: span };
+      return { path: sitePath(site), site, span, wire: undefined, decoded: span };
     });
-    const inspection = inspectSpans(items, limits);
+    const inspection = inspectSpans<InspectableSpan>(items, limits);
     const accepted = walked.spans - inspection.rejected.size;
     return this._apply(accepted, inspection.events, inspection, (resolutions, checks) => {
       const { edits, rest: needChecks } = planPostEnrichment(inspection.events, resolutions);

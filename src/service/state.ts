@@ -25,7 +25,6 @@
  * Files are 0600 in a 0700 directory; they hold digests and opaque ids only (what the spans carry).
  */
 import * as crypto from 'node:crypto';
-import { createHash } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -147,29 +146,10 @@ function parse(text: string): unknown {
 const hashOnce = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
 function checksum(text: string): string {
-  const hex = hashOnce ? hashOnce('sha256', text, 'hex') : createHash('sha256').update(text).digest('hex');
+  const hex = hashOnce
+    ? hashOnce('sha256', text, 'hex')
+    : crypto.createHash('sha256').update(text).digest('hex');
   return hex.slice(0, 16);
-}
-
-/**
- * The journal line of a record: the same text as `encodeLine({ ...record, seq })`, built without
- * copying the record or walking it for bigints. An observe record's only bigint is its event's
- * `timeNs`; anything else takes the general path.
- */
-function encodeRecordLine(record: StateRecord, seq: number): string {
-  if (record.op === 'observe' && Object.keys(record).length === 3) {
-    const event = record.event as { timeNs?: unknown } | null;
-    if (event !== null && typeof event === 'object' && typeof event.timeNs === 'bigint') {
-      try {
-        const eventJson = JSON.stringify({ ...event, timeNs: { $n: event.timeNs.toString() } });
-        const json = `{"op":"observe","at":${JSON.stringify(record.at)},"event":${eventJson},"seq":${seq}}`;
-        return `${checksum(json)} ${json}\n`;
-      } catch (e) {
-        if (!(e instanceof TypeError)) throw e;
-      }
-    }
-  }
-  return encodeLine({ ...record, seq });
 }
 
 /** A checksummed line: `<16 hex checksum> <json>\n`. */
@@ -274,7 +254,7 @@ export class PendingStore {
   record(record: StateRecord): number {
     if (this._closed) throw new Error('pending state store is closed');
     const seq = ++this._seq;
-    this._buffer.push(encodeRecordLine(record, seq));
+    this._buffer.push(encodeLine({ ...record, seq }));
     this._bufferLastSeq = seq;
     // The write starts once the caller's synchronous run of records is over (a request records
     // all its events in one go), so they share one write and one fdatasync.
