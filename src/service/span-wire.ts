@@ -43,18 +43,17 @@ const SPAN = { traceId: 1, spanId: 2, name: 5, startTime: 7, attributes: 9, link
 /** AnyValue fields (common.proto). */
 const ANY = { string: 1, bool: 2, int: 3, double: 4, array: 5, kvlist: 6, bytes: 7 } as const;
 
-/** Not read here: the codec decides (the message says why, for tests and debugging). */
+/** Not read here: the codec decides (the message says why, for whoever debugs a span that falls back). */
 class Unusual extends Error {}
 function unusual(why: string): never {
   throw new Unusual(why);
 }
 
-/** A reader over `b` between `pos` and `end`, for bytes already checked by the walk. */
+/** A reader over `b` from `pos`, for bytes already checked by the walk (each caller knows its end). */
 class Cursor {
   constructor(
     readonly b: Buffer,
     public pos: number,
-    readonly end: number,
   ) {}
 
   varint(): number {
@@ -242,7 +241,7 @@ function link(c: Cursor, stop: number): { traceId: string; spanId: string } {
  * names the problem. Never throws.
  */
 export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): WireSpan | undefined {
-  const c = new Cursor(body, site.start, site.end);
+  const c = new Cursor(body, site.start);
   const span: WireSpan = {
     name: '',
     traceId: '',
