@@ -148,7 +148,6 @@ class Walk {
 
   message(type: number, end: number, depth: number): void {
     if (depth > MAX_DEPTH) throw new Invalid(`messages nested deeper than ${MAX_DEPTH}`);
-    if (type === M_KEY_VALUE && this._plainKeyValue(end, depth)) return;
     const b = this._b;
     const table = TABLE[type]!;
     let nameStart = -1;
@@ -205,7 +204,10 @@ class Walk {
               this.scopes.push({ tagStart, lenStart, start, end: stop });
               this._spanIndex = 0;
             }
-            this.message(child, stop, depth + 1);
+            // A plain attribute is checked here, without a frame of its own (most of a request).
+            if (child !== M_KEY_VALUE || !this._plainKeyValue(stop, depth + 1)) {
+              this.message(child, stop, depth + 1);
+            }
           } else if (type === M_SPAN && no === SPAN_NAME) {
             nameStart = start;
             nameEnd = stop;
