@@ -36,7 +36,7 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import { createMarker, type GateBoundary, markerFile, readGateState } from '../core/state.js';
+import { type GateBoundary, readGateState } from '../core/state.js';
 import { type CodexEnv, codexState, codexVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
 import type { HookRun } from './hook.js';
@@ -175,6 +175,8 @@ async function onResumed(run: HookRun): Promise<string> {
   const b = gs?.boundary;
   const blocks = b && policyVerdict(config.gate.policy, b.state, b.reason) !== 'allow';
   const context = b && blocks ? resumeContext(p.sessionId, b, env) : '';
-  if (context && b) createMarker(markerFile(state, p.sessionId, b.id, 'injected'));
+  // Marked as given (the resume path asks again whatever the marker says); a marker that cannot
+  // be written does not cost the agent its restatement request.
+  if (context && b) firstInjection(state, p.sessionId, b.id);
   return sessionStartOutput([context, summarizerContext(config)]);
 }
