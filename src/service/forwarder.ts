@@ -7,7 +7,7 @@
  */
 import { SERVICE_DROP_REASONS } from '../otel/semconv.js';
 import type { QueueItem, SpanQueue } from './queue.js';
-import type { Transport } from './transport.js';
+import type { ExportBody, Transport } from './transport.js';
 
 export { parseRetryAfter } from './transport.js';
 
@@ -40,7 +40,7 @@ export interface ForwarderOptions {
   retry: RetryPolicy;
   queue: SpanQueue;
   /** Builds one request body from queue items, and whether it is OTLP/JSON. */
-  encode: (items: readonly QueueItem[]) => { body: Uint8Array; json: boolean };
+  encode: (items: readonly QueueItem[]) => { body: ExportBody; json: boolean };
   /** Reads an OTLP partial success from a success response body; undefined when there is none. */
   readPartialSuccess: (body: Buffer) => { rejectedSpans: number; errorMessage: string } | undefined;
   observer: ForwarderObserver;
@@ -158,7 +158,7 @@ export class Forwarder {
 
   private async _export(items: QueueItem[]): Promise<void> {
     const spans = items.reduce((n, i) => n + i.spans, 0);
-    let body: { body: Uint8Array; json: boolean };
+    let body: { body: ExportBody; json: boolean };
     try {
       body = this._o.encode(items);
     } catch (e) {

@@ -74,7 +74,7 @@ import { createServiceServer, listen } from './server.js';
 import { patchWireSpan, readWireSpan } from './span-wire.js';
 import { type SpanSite, splice, walkTraceRequest } from './splice.js';
 import { PendingStore } from './state.js';
-import { createTransport, type Signal } from './transport.js';
+import { createTransport, type ExportBody, type Signal } from './transport.js';
 
 /** Records the continuity metrics for resolved boundaries (boundaries, reobservation, ...). */
 export interface ContinuityMetricsRecorder {
@@ -828,10 +828,11 @@ function defaultContinuityMetrics(
 }
 
 /** Joins queue items into one request body in the items' encoding. */
-function encodeBatch(items: readonly QueueItem[]): Uint8Array {
+function encodeBatch(items: readonly QueueItem[]): ExportBody {
   if (items.every((i) => i.protobuf !== undefined)) {
-    // Protobuf messages of one type merge by concatenation: repeated resourceSpans append.
-    return items.length === 1 ? items[0]!.protobuf! : Buffer.concat(items.map((i) => i.protobuf!));
+    // Protobuf messages of one type merge by concatenation (repeated resourceSpans append): the
+    // items go out back to back as one body, not copied into one buffer first.
+    return items.length === 1 ? items[0]!.protobuf! : items.map((i) => i.protobuf!);
   }
   const resourceSpans = items.flatMap((i) => (i.request as OtlpTraceRequest).resourceSpans);
   return Buffer.from(encodeTraceRequest({ resourceSpans }, 'json'));

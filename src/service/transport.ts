@@ -33,10 +33,27 @@ export type Attempt =
       aborted?: boolean;
     };
 
+/**
+ * An export request's body: one buffer, or several sent back to back as one body. Queue items of
+ * one export join by concatenation (see `queue.ts`); handing them over as parts spares a copy of
+ * the whole batch, and with it a second batch-sized buffer alive while the export is in flight.
+ */
+export type ExportBody = Uint8Array | readonly Uint8Array[];
+
+function partsOf(body: ExportBody): readonly Uint8Array[] {
+  return Array.isArray(body) ? body : [body as Uint8Array];
+}
+
+/** The body as one buffer (a copy only when it has several parts). */
+function joined(body: ExportBody): Uint8Array {
+  const parts = partsOf(body);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+}
+
 /** A way to send export requests of one signal. */
 export interface Transport {
   /** One attempt; `json` marks an OTLP/JSON body (OTLP/HTTP only). */
-  send(body: Uint8Array, json: boolean): Promise<Attempt>;
+  send(body: ExportBody, json: boolean): Promise<Attempt>;
   /** Cuts every attempt in flight (shutdown deadline). */
   abortAll(): void;
   close(): void;
@@ -132,13 +149,13 @@ class HttpTransport implements Transport {
     this._agent = new AgentClass({ keepAlive: true, maxSockets: _o.concurrency });
   }
 
-  send(raw: Uint8Array, json: boolean): Promise<Attempt> {
-    const body = this._o.compression === 'gzip' ? gzipSync(raw) : raw;
+  send(raw: ExportBody, json: boolean): Promise<Attempt> {
+    const parts = this._o.compression === 'gzip' ? [gzipSync(joined(raw))] : partsOf(raw);
     const send = this._url.protocol === 'https:' ? httpsRequest : httpRequest;
     const headers: Record<string, string | number> = {
       ...this._o.headers,
       'content-type': json ? 'application/json' : 'application/x-protobuf',
-      'content-length': body.byteLength,
+      'content-length': parts.reduce((n, p) => n + p.byteLength, 0),
     };
     if (this._o.compression === 'gzip') headers['content-encoding'] = 'gzip';
     return attempt(this._inflight, (settle) => {
@@ -192,7 +209,9 @@ class HttpTransport implements Transport {
       req.on('error', (e: NodeJS.ErrnoException) =>
         settle({ kind: 'fail', reason: 'network', detail: e.code ?? e.message, retryable: true }),
       );
-      req.end(body);
+      // With Content-Length set, the parts go out as one body (written together, not chunked).
+      for (let i = 0; i < parts.length - 1; i++) req.write(parts[i]!);
+      req.end(parts[parts.length - 1]);
       return () => req.destroy();
     });
   }
@@ -236,7 +255,9 @@ class GrpcTransport implements Transport {
     );
   }
 
-  send(raw: Uint8Array, _json: boolean): Promise<Attempt> {
+  send(body: ExportBody, _json: boolean): Promise<Attempt> {
+    // grpc-js frames the message into a buffer of its own, so the parts are joined here.
+    const raw = joined(body);
     const metadata = new Metadata();
     for (const [k, v] of Object.entries(this._o.headers)) metadata.set(k.toLowerCase(), v);
     return attempt(this._inflight, (settle) => {

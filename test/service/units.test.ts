@@ -3,7 +3,9 @@
  * negotiation, request inspection and enrichment, check spans, Prometheus unit suffixes.
  */
 import { execFileSync } from 'node:child_process';
-import { deflateSync, gzipSync } from 'node:zlib';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Correlator } from '../../src/correlate/correlator.js';
 import { approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
@@ -34,6 +36,8 @@ import {
 import { parseRetryAfter, retryDelay } from '../../src/service/forwarder.js';
 import { withUnitSuffix } from '../../src/service/metrics.js';
 import { SpanQueue } from '../../src/service/queue.js';
+import { createTransport, type TransportOptions } from '../../src/service/transport.js';
+import { startGrpcReceiver } from '../support/grpc-receiver.js';
 import { ensureSystemTools } from '../support/peers.js';
 import { expectedStates, loadSixCases } from './six-cases.js';
 
@@ -140,6 +144,72 @@ describe('protobuf batches', () => {
     expect(
       decoded.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => s.name))),
     ).toEqual(['a', 'b']);
+  });
+});
+
+describe('a batch of queue items goes out as one export body, not copied into one buffer first', () => {
+  const parts = ['a', 'b', 'c'].map((name, i) =>
+    encodeTraceRequest(requestOf([span(name, i + 1, { 'k.v': name })]), 'protobuf'),
+  );
+  const whole = Buffer.concat(parts);
+  const options = (url: string, over: Partial<TransportOptions> = {}): TransportOptions => ({
+    url,
+    protocol: 'http/protobuf',
+    signal: 'traces',
+    headers: {},
+    compression: 'none',
+    timeoutMs: 5000,
+    concurrency: 1,
+    ...over,
+  });
+
+  it.each(['none', 'gzip'] as const)(
+    'OTLP/HTTP (compression %s): the downstream reads the parts back to back, with their total length',
+    async (compression) => {
+      const got: Array<{ length: string | undefined; encoding: string | undefined; body: Buffer }> = [];
+      const server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          got.push({
+            length: req.headers['content-length'],
+            encoding: req.headers['content-encoding'],
+            body: Buffer.concat(chunks),
+          });
+          res.writeHead(200, { 'content-length': 0 }).end();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+      const transport = createTransport(options(url, { compression }));
+      try {
+        expect((await transport.send(parts, false)).kind).toBe('ok');
+        expect((await transport.send(parts[0]!, false)).kind).toBe('ok');
+      } finally {
+        transport.close();
+        server.close();
+      }
+      const bodies = got.map((g) => (compression === 'gzip' ? gunzipSync(g.body) : g.body));
+      expect(bodies[0]!.equals(whole)).toBe(true);
+      expect(bodies[1]!.equals(Buffer.from(parts[0]!))).toBe(true);
+      expect(got.map((g) => Number(g.length))).toEqual(got.map((g) => g.body.length));
+      expect(got[0]!.encoding).toBe(compression === 'gzip' ? 'gzip' : undefined);
+      expect(decodeTraceRequest(bodies[0]!, 'protobuf').resourceSpans).toHaveLength(3);
+    },
+  );
+
+  it('OTLP/gRPC: the receiver gets the parts joined into one message', async () => {
+    const receiver = await startGrpcReceiver();
+    const transport = createTransport(options(receiver.endpoint, { protocol: 'grpc' }));
+    try {
+      expect((await transport.send(parts, false)).kind).toBe('ok');
+    } finally {
+      transport.close();
+      await receiver.close();
+    }
+    expect(receiver.messages).toHaveLength(1);
+    expect(receiver.messages[0]!.body.equals(whole)).toBe(true);
+    expect(receiver.spans.map((s) => s.name)).toEqual(['a', 'b', 'c']);
   });
 });
 
