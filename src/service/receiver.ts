@@ -17,7 +17,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decodeTraceRequest, OtlpError, type OtlpTraceRequest } from '../otlp/index.js';
-import { BodyError, codingOf, decodeBody, encodingOf, type OtlpEncoding, readRawBody } from './body.js';
+import {
+  type BodyDecoder,
+  BodyError,
+  codingOf,
+  decodeBody,
+  encodingOf,
+  type OtlpEncoding,
+  readRawBody,
+} from './body.js';
 import { sendError, sendSuccess } from './responses.js';
 
 /** A refusal decided by the service after decoding (queue full, state not durable, shutting down). */
@@ -48,6 +56,8 @@ export interface ReceiverTarget {
   /** Body limits. */
   maxRequestBytes: number;
   requestTimeoutMs: number;
+  /** Where zstd, snappy and LZ4 bodies are decoded off the event loop (else in place). */
+  decoder?: BodyDecoder;
   /** SHA-256 of the bearer token, when one is required. */
   tokenHash: Buffer | undefined;
   /** A refusal to give before reading the body (shutting down, queue already full), or undefined. */
@@ -92,6 +102,8 @@ function authorized(req: IncomingMessage, tokenHash: Buffer | undefined): boolea
 interface BodyTarget {
   maxRequestBytes: number;
   requestTimeoutMs: number;
+  /** Where zstd, snappy and LZ4 bodies are decoded off the event loop (else in place). */
+  decoder?: BodyDecoder;
   tokenHash: Buffer | undefined;
   answered(status: number): void;
 }
@@ -134,7 +146,7 @@ async function receive(
       maxBytes: target.maxRequestBytes,
       timeoutMs: target.requestTimeoutMs,
     });
-    const body = await decodeBody(raw, coding, target.maxRequestBytes);
+    const body = await decodeBody(raw, coding, target.maxRequestBytes, target.decoder);
     const partial = await handle(body, encoding);
     target.answered(200);
     sendSuccess(res, encoding, partial);

@@ -42,6 +42,7 @@ import {
   SERVICE_DEFAULTS,
   type ServiceConfig,
 } from './config.js';
+import { DecoderThread } from './decode-thread.js';
 import {
   applyPostEnrichment,
   checkResourceSpans,
@@ -137,6 +138,8 @@ export class ContinuityService {
   private _inflight = 0;
   private _inflightDone: Array<() => void> = [];
   private _stopped: Promise<void> | undefined;
+  /** zstd, snappy and LZ4 request bodies are decoded in this worker thread, off the event loop. */
+  private readonly _decoder: DecoderThread;
 
   private constructor(parts: {
     config: ServiceConfig;
@@ -163,6 +166,12 @@ export class ContinuityService {
     this._page = parts.page;
     this._checkSource = parts.checkSource;
     this._downstreamEncoding = parts.config.downstream.protocol === 'http/json' ? 'json' : 'protobuf';
+    this._decoder = new DecoderThread({
+      onStop: (detail) =>
+        this._log.warn('the body decoder thread stopped; the next zstd, snappy or LZ4 body starts it again', {
+          detail,
+        }),
+    });
   }
 
   /**
@@ -321,9 +330,11 @@ export class ContinuityService {
     });
     service._recover(recovered, stateDir);
 
+    const decoder = service._decoder;
     const target: ReceiverTarget = {
       maxRequestBytes: config.server.maxRequestBytes,
       requestTimeoutMs: config.server.requestTimeout,
+      decoder,
       tokenHash,
       admit: () => service._admit(0),
       ingestProtobuf: (body) => service._ingestProtobuf(body),
@@ -334,6 +345,7 @@ export class ContinuityService {
     const passthroughTarget = (signal: PassthroughSignal): PassthroughTarget => ({
       maxRequestBytes: config.server.maxRequestBytes,
       requestTimeoutMs: config.server.requestTimeout,
+      decoder,
       tokenHash,
       accept: (body, encoding) => service._acceptPassthrough(signal, body, encoding),
       answered: (status) => metrics.request(status),
@@ -460,6 +472,7 @@ export class ContinuityService {
       left(),
     );
     if (this._grpc) await stopGrpcServer(this._grpc.server, Math.min(left(), 2000));
+    await this._decoder.close();
     this._tick();
     await Promise.all([
       this._forwarder.shutdown(left()),

@@ -1,0 +1,134 @@
+/**
+ * The body decoder thread: zstd, snappy and LZ4 bodies (the codings decoded in JavaScript and
+ * WebAssembly, about 0.2 s for 20 MiB of output) are decoded in one worker thread
+ * (./decode-worker.ts), so a large body does not hold up the event loop that answers every other
+ * request. gzip, deflate and zlib need no thread of ours: node:zlib decodes them on libuv's pool.
+ *
+ * A body's memory moves to the thread and the decoded body's memory back (transferred, not
+ * copied). The worker starts on the first body and does not keep the process alive while idle.
+ * If it stops (a crash, out of memory), the body it was decoding is answered 400, as a body that
+ * cannot be decoded (so a client does not retry it into the next crash), the bodies waiting behind
+ * it a retryable 503, and the next body starts a new worker.
+ */
+import { Worker } from 'node:worker_threads';
+import { type BodyDecoder, BodyError, type InProcessCoding, ownedArrayBuffer } from './body.js';
+import { Refusal } from './receiver.js';
+
+/** One body sent to the worker. */
+export interface DecodeJob {
+  id: number;
+  body: ArrayBuffer;
+  coding: InProcessCoding;
+  maxBytes: number;
+}
+
+/** The worker's answer to one job. */
+export type DecodeAnswer =
+  | { id: number; ok: true; body: ArrayBuffer }
+  | { id: number; ok: false; status: BodyError['status']; code: BodyError['code']; message: string }
+  | { id: number; ok: false; internal: string };
+
+/** Seconds a client is asked to wait before retrying a body the stopped worker did not reach. */
+const RETRY_AFTER_S = 1;
+
+interface Pending {
+  coding: InProcessCoding;
+  resolve(body: Buffer): void;
+  reject(e: Error): void;
+}
+
+/** Options of {@link DecoderThread}. */
+export interface DecoderThreadOptions {
+  /** Told when the worker stops on its own (it is started again on the next body). */
+  onStop?: (detail: string) => void;
+  /** The worker's entry module; default ./decode-worker.js beside this file. */
+  entry?: URL;
+}
+
+/** Decodes bodies in a worker thread; see the module comment. */
+export class DecoderThread implements BodyDecoder {
+  private _worker: Worker | undefined;
+  /** Jobs sent and not answered, in the order sent (the worker answers them in that order). */
+  private readonly _pending = new Map<number, Pending>();
+  private _nextId = 1;
+  private _closed = false;
+  private readonly _entry: URL;
+  private readonly _onStop: ((detail: string) => void) | undefined;
+
+  constructor(options: DecoderThreadOptions = {}) {
+    this._entry = options.entry ?? new URL('./decode-worker.js', import.meta.url);
+    this._onStop = options.onStop;
+  }
+
+  /** Decodes `body` (its memory moves to the worker: do not use it after). */
+  decode(body: Buffer, coding: InProcessCoding, maxBytes: number): Promise<Buffer> {
+    if (this._closed) {
+      return Promise.reject(new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S));
+    }
+    return new Promise((resolve, reject) => {
+      const id = this._nextId++;
+      const worker = this._started();
+      this._pending.set(id, { coding, resolve, reject });
+      if (this._pending.size === 1) worker.ref();
+      const job: DecodeJob = { id, body: ownedArrayBuffer(body), coding, maxBytes };
+      worker.postMessage(job, [job.body]);
+    });
+  }
+
+  /** Stops the worker; bodies not yet decoded are answered 503 (retryable). Safe to call twice. */
+  async close(): Promise<void> {
+    this._closed = true;
+    this._failAll(() => new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S));
+    const worker = this._worker;
+    this._worker = undefined;
+    await worker?.terminate();
+  }
+
+  private _started(): Worker {
+    if (this._worker) return this._worker;
+    const worker = new Worker(this._entry);
+    worker.unref();
+    let failure = '';
+    worker.on('message', (answer: DecodeAnswer) => this._answered(worker, answer));
+    // An uncaught error in the worker: 'exit' follows, which answers what was waiting.
+    worker.on('error', (e) => {
+      failure = `${e.name}: ${e.message}`;
+    });
+    worker.on('exit', (code) => {
+      if (this._worker !== worker) return; // closed, or already replaced
+      this._worker = undefined;
+      const detail = failure || `exit code ${code}`;
+      this._onStop?.(detail);
+      let first = true;
+      this._failAll((p) => {
+        if (!first) {
+          return new Refusal(503, 'the body decoder stopped before this body; retry', RETRY_AFTER_S);
+        }
+        first = false;
+        return new BodyError(
+          400,
+          'bad_compression',
+          `Content-Encoding is ${p.coding} but the decoder stopped on this body (${detail}): send it with another Content-Encoding`,
+        );
+      });
+    });
+    this._worker = worker;
+    return worker;
+  }
+
+  private _answered(worker: Worker, answer: DecodeAnswer): void {
+    const p = this._pending.get(answer.id);
+    if (!p) return;
+    this._pending.delete(answer.id);
+    if (this._pending.size === 0) worker.unref();
+    if (answer.ok) p.resolve(Buffer.from(answer.body));
+    else if ('internal' in answer) p.reject(new Error(answer.internal));
+    else p.reject(new BodyError(answer.status, answer.code, answer.message));
+  }
+
+  private _failAll(error: (p: Pending) => Error): void {
+    const pending = [...this._pending.values()];
+    this._pending.clear();
+    for (const p of pending) p.reject(error(p));
+  }
+}
