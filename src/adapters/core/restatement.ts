@@ -166,19 +166,20 @@ export interface SessionSource {
 /**
  * The session `continuity observe` restates for: `--session` when given (even empty), else the
  * runtime's `fallback` (an environment variable, the project's recorded session). A missing id
- * and an invalid one are told apart, the invalid one never quoted. Throws {@link InputError}.
+ * and an invalid one are told apart, the invalid one never quoted. `idIsIn` says where the agent
+ * finds the id to pass (what the runtime shows after compaction). Throws {@link InputError}.
  */
 export function restatementSession(
   given: string | undefined,
   fallback: () => SessionSource | undefined,
+  idIsIn = 'the context added after compaction',
 ): string {
   const found = given !== undefined ? { id: given, from: '(option)' } : fallback();
   if (!found) {
     throw new InputError('--session', [
       {
         path: '(option)',
-        message:
-          'no session given and none recorded for this project; pass --session ID (the id is in the context added after compaction)',
+        message: `no session given and none recorded for this project; pass --session ID (the id is in ${idIsIn})`,
       },
     ]);
   }

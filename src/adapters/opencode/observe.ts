@@ -8,12 +8,9 @@
  * OpenCode session, which the plugin records at each compaction.
  */
 import { resolve } from 'node:path';
-import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
-import { InputError } from '../../decision/problems.js';
 import { resolveEnv } from '../core/config.js';
-import { type ObserveInput, observeSession } from '../core/observe.js';
-import type { RestateResult } from '../core/restatement.js';
-import { findProjectSession } from '../core/state.js';
+import { type ObserveInput, observeSession, projectSession } from '../core/observe.js';
+import { type RestateResult, restatementSession } from '../core/restatement.js';
 import { loadOpencodeConfig, opencodeState, opencodeVoice } from './config.js';
 
 /** Options of `continuity observe` for OpenCode. */
@@ -31,19 +28,11 @@ export async function runObserve(options: ObserveOptions): Promise<RestateResult
   const projectDir = resolve(options.project ?? process.cwd());
   const { config } = loadOpencodeConfig(projectDir, env);
   const state = opencodeState(env);
-  // OpenCode's own session check (not restatementSession): its words point at the restatement request.
-  const sessionId = options.session ?? findProjectSession(state, projectDir);
-  if (!sessionId) {
-    throw new InputError('--session', [
-      {
-        path: '(option)',
-        message:
-          'no session given and none recorded for this project; pass --session ID (the id is in the restatement request)',
-      },
-    ]);
-  }
-  if (!OPAQUE_ID_PATTERN.test(sessionId)) {
-    throw new InputError('--session', [{ path: '(option)', message: 'expected an opaque identifier' }]);
-  }
+  // OpenCode shows the id in the restatement request its plugin adds after compaction.
+  const sessionId = restatementSession(
+    options.session,
+    () => projectSession(state, projectDir),
+    'the restatement request',
+  );
   return observeSession(options, { config, state, voice: opencodeVoice(processEnv.PATH ?? ''), sessionId });
 }
