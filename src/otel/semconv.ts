@@ -271,7 +271,7 @@ export const METRIC_SERVICE_RECOVERED = 'continuity.service.pending.recovered' a
 export const METRIC_SERVICE_RECOVERY_PROBLEMS = 'continuity.service.pending.recovery_problems' as const;
 /**
  * Histogram of how long an OTLP request waited for its pending-state records to be durable (the
- * journal's write and fdatasync, and the event loop getting back to it): what persistence adds to
+ * journal's synchronous write, and the event loop getting back to it): what persistence adds to
  * a request with compaction spans.
  */
 export const METRIC_SERVICE_PENDING_WRITE_DURATION = 'continuity.service.pending.write.duration' as const;

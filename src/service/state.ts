@@ -4,7 +4,7 @@
  *
  * Design: the correlator is pure and deterministic, so its state is a function of its inputs. The
  * store keeps those inputs — every compaction event observed and every expiry tick — in an
- * append-only journal (one checksummed JSON line per record, `fdatasync` before the request that
+ * append-only journal (one checksummed JSON line per record, on disk before the request that
  * carried them is answered), plus now and then a snapshot. Recovery loads the snapshot and replays
  * the journal records after it through a fresh correlator.
  *
@@ -168,6 +168,17 @@ function fsyncDir(dir: string): void {
   }
 }
 
+/**
+ * How the journal is opened: appending, and where the platform has it with `O_DSYNC`, so that a
+ * write returns once its bytes are on disk, as a write and an `fdatasync` would (POSIX's
+ * synchronized I/O data integrity). Why: each file operation's completion waits for the event loop
+ * to finish what it is doing; under load (a compaction request takes about 4 ms of it) a write and
+ * then an `fdatasync` waited twice, 8.6 ms against 4.3 ms measured, though the disk took under
+ * 1 ms. Without `O_DSYNC` (Windows) each write is followed by an `fdatasync`.
+ */
+const JOURNAL_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_DSYNC ?? 0);
+const JOURNAL_DSYNC = constants.O_DSYNC !== undefined;
+
 /** Writes all of `buf`: a write may take fewer bytes than asked (a disk filling up). */
 async function writeFully(fh: FileHandle, buf: Buffer): Promise<void> {
   let off = 0;
@@ -257,7 +268,7 @@ export class PendingStore {
     this._buffer.push(encodeLine({ ...record, seq }));
     this._bufferLastSeq = seq;
     // The write starts once the caller's synchronous run of records is over (a request records
-    // all its events in one go), so they share one write and one fdatasync.
+    // all its events in one go), so they share one synchronous write.
     if (!this._kickQueued) {
       this._kickQueued = true;
       queueMicrotask(() => {
@@ -318,7 +329,7 @@ export class PendingStore {
     }
   }
 
-  /** Group commit: everything buffered goes in one write and one fdatasync. */
+  /** Group commit: everything buffered goes in one write (`O_DSYNC`, else a write and an fdatasync). */
   private async _writeLoop(): Promise<void> {
     while (this._buffer.length > 0 && !this._failed) {
       const lines = this._buffer;
@@ -327,7 +338,7 @@ export class PendingStore {
       const buf = Buffer.from(lines.join(''));
       try {
         await writeFully(this._journal!, buf);
-        await this._journal!.datasync();
+        if (!JOURNAL_DSYNC) await this._journal!.datasync();
       } catch (e) {
         this._fail(lines, e);
         return;
@@ -404,7 +415,7 @@ export class PendingStore {
 
   private async _openJournal(startSeq: number): Promise<void> {
     const path = join(this._dir, `journal-${String(startSeq).padStart(12, '0')}.jsonl`);
-    this._journal = await open(path, 'a', 0o600);
+    this._journal = await open(path, JOURNAL_FLAGS, 0o600);
     this._journalBytes = (await this._journal.stat()).size;
     fsyncDir(this._dir);
   }
