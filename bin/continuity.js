@@ -17,6 +17,42 @@ function cli() {
   );
 }
 
+/** The environment variable that sets the floor `serve` starts with, in MiB (0: none). */
+const HEAP_FLOOR_ENV = 'CONTINUITY_SERVE_HEAP_FLOOR_MB';
+const HEAP_FLOOR_DEFAULT_MB = 128;
+
+/**
+ * `continuity serve` replaces itself (same pid, same command) with a floor under V8's
+ * old-generation limit, `node --initial-old-space-size=128`: under sustained load the requests
+ * queued for the downstream otherwise set off a full mark-compact every 50-100 requests
+ * (docs/service.md, "Run it"). V8 reads the flag only from the node command line, so the process
+ * is re-executed in place with process.execve (Node 22.15 and later; not on Windows); being the
+ * same process, it is still the one a supervisor's kill -9 reaches. Nothing happens where there is
+ * no execve, under an IPC channel (a fork's channel would not survive it), when the command line
+ * already sets the size, or when CONTINUITY_SERVE_HEAP_FLOOR_MB is 0. Returns only when it does
+ * not re-execute.
+ */
+function serveWithHeapFloor() {
+  const raw = process.env[HEAP_FLOOR_ENV];
+  const mb = raw === undefined || raw.trim() === '' ? HEAP_FLOOR_DEFAULT_MB : Number(raw);
+  if (!Number.isInteger(mb) || mb < 0 || mb > 1048576) {
+    process.stderr.write(
+      `continuity: ${HEAP_FLOOR_ENV}: expected a whole number of MiB from 0 (no floor) to 1048576, e.g. ${HEAP_FLOOR_DEFAULT_MB}\n`,
+    );
+    process.exit(2);
+  }
+  if (mb === 0 || typeof process.execve !== 'function' || process.channel) return;
+  if (process.execArgv.some((a) => /^--initial-(old-space|heap)-size(=|$)/.test(a))) return;
+  const args = [...process.execArgv, `--initial-old-space-size=${mb}`, __filename, ...argv];
+  try {
+    process.execve(process.execPath, [process.execPath, ...args], process.env);
+  } catch {
+    // The exec itself failed (the process is unchanged): serve without the floor.
+  }
+}
+
+if (argv[0] === 'serve') serveWithHeapFloor();
+
 if (argv.length === 2 && argv[0] === 'hook') {
   // Hooks run once per event: exit as soon as the answer is written, so nothing left in the event
   // loop can hold the agent up. An unknown runtime goes to the CLI, which says what it expects.

@@ -19,7 +19,7 @@ import {
   TRACES_PATH,
 } from '../support/otlp-receiver.js';
 
-const REPO = new URL('../..', import.meta.url).pathname;
+export const REPO = new URL('../..', import.meta.url).pathname;
 const BIN = join(REPO, 'bin', 'continuity.js');
 
 /** A temporary directory for one test (config, state). */
@@ -31,6 +31,8 @@ export function tempDir(prefix = 'serve-test-'): string {
 export interface ServeProcess {
   child: ChildProcess;
   pid: number;
+  /** The pid in the address line the service printed (the same process as `pid`). */
+  printedPid: number;
   /** `http://127.0.0.1:port` */
   base: string;
   otlp: string;
@@ -52,6 +54,10 @@ export interface StartServeOptions {
   env?: Record<string, string>;
   /** Where the config file goes. Default: a new temp dir. */
   dir?: string;
+  /** The node binary. Default: the one running the tests. */
+  node?: string;
+  /** Options for node before the script (e.g. V8 flags). */
+  nodeArgs?: string[];
 }
 
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -70,11 +76,15 @@ export async function startServe(options: StartServeOptions = {}): Promise<Serve
   config.state = { dir: join(dir, 'state'), ...(config.state ?? {}) };
   const file = join(dir, `serve-${Date.now()}-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, stringify(config));
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', file], {
-    cwd: REPO,
-    env: cleanEnv(options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    options.node ?? process.execPath,
+    [...(options.nodeArgs ?? []), BIN, 'serve', '--config', file],
+    {
+      cwd: REPO,
+      env: cleanEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
@@ -97,6 +107,7 @@ export async function startServe(options: StartServeOptions = {}): Promise<Serve
   return {
     child,
     pid: child.pid!,
+    printedPid: addr.pid,
     base: addr.otlp.replace(/\/v1\/traces$/, ''),
     otlp: addr.otlp,
     metrics: addr.metrics,
