@@ -165,10 +165,12 @@ async function main(): Promise<void> {
       `\nexported spans and metrics to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT} (${otlp.protocol})\n`,
     );
   if (demo) {
+    // Listening before the line that says Ctrl-C stops it (see src/cli/commands/serve.ts).
+    const signal = untilSignal();
     out.write(
       `\nThe continuity page: ${demo.pageUrl}\n(continuity serve in this process; Ctrl-C stops it)\n`,
     );
-    await untilSignal();
+    await signal;
     await demo.stop();
   } else {
     out.write('\nSee the six sessions on the continuity page: npm run demo -- --serve\n');
