@@ -8,10 +8,18 @@
  * copied). The worker starts on the first body and does not keep the process alive while idle.
  * If it stops (a crash, out of memory), the body it was decoding is answered 400, as a body that
  * cannot be decoded (so a client does not retry it into the next crash), the bodies waiting behind
- * it a retryable 503, and the next body starts a new worker.
+ * it a retryable 503, and the next body starts a new worker. If it cannot start at all (a broken
+ * installation), bodies are decoded in place, as without it. No body is sent before the worker
+ * says it is ready, so none is lost with a worker that never started.
  */
 import { Worker } from 'node:worker_threads';
-import { type BodyDecoder, BodyError, type InProcessCoding, ownedArrayBuffer } from './body.js';
+import {
+  type BodyDecoder,
+  BodyError,
+  decodeInProcess,
+  type InProcessCoding,
+  ownedArrayBuffer,
+} from './body.js';
 import { Refusal } from './receiver.js';
 
 /** One body sent to the worker. */
@@ -31,6 +39,15 @@ export type DecodeAnswer =
 /** Seconds a client is asked to wait before retrying a body the stopped worker did not reach. */
 const RETRY_AFTER_S = 1;
 
+/**
+ * An error's name and code, never its message: the message of an error from the thread can carry
+ * a file path, and this text reaches a client's 400 and the log.
+ */
+function errorName(e: unknown): string {
+  const { name, code } = e as { name?: string; code?: string };
+  return `${name ?? 'Error'}${code ? ` ${code}` : ''}`;
+}
+
 interface Pending {
   coding: InProcessCoding;
   resolve(body: Buffer): void;
@@ -47,7 +64,11 @@ export interface DecoderThreadOptions {
 
 /** Decodes bodies in a worker thread; see the module comment. */
 export class DecoderThread implements BodyDecoder {
+  /** The worker once it said it is ready (undefined before the first body, and after a stop). */
+  private _ready: Promise<Worker> | undefined;
   private _worker: Worker | undefined;
+  /** The worker could not start: bodies are decoded in place from then on. */
+  private _unavailable = false;
   /** Jobs sent and not answered, in the order sent (the worker answers them in that order). */
   private readonly _pending = new Map<number, Pending>();
   private _nextId = 1;
@@ -61,13 +82,27 @@ export class DecoderThread implements BodyDecoder {
   }
 
   /** Decodes `body` (its memory moves to the worker: do not use it after). */
-  decode(body: Buffer, coding: InProcessCoding, maxBytes: number): Promise<Buffer> {
-    if (this._closed) {
-      return Promise.reject(new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S));
+  async decode(body: Buffer, coding: InProcessCoding, maxBytes: number): Promise<Buffer> {
+    if (this._closed) throw new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S);
+    if (this._unavailable) return decodeInProcess(body, coding, maxBytes);
+    let worker: Worker;
+    try {
+      worker = await this._started();
+    } catch (e) {
+      // No thread to be had (a broken installation, resources exhausted): decode in place, as
+      // without one, rather than refuse bodies. The body was not sent, so it is still here.
+      if (!this._unavailable) {
+        this._unavailable = true;
+        // The message is errorName's or the exit's, never a path.
+        this._onStop?.(
+          `the thread could not start (${(e as Error).message}); bodies are decoded on the event loop`,
+        );
+      }
+      return decodeInProcess(body, coding, maxBytes);
     }
+    if (this._closed) throw new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S);
     return new Promise((resolve, reject) => {
       const id = this._nextId++;
-      const worker = this._started();
       this._pending.set(id, { coding, resolve, reject });
       if (this._pending.size === 1) worker.ref();
       const job: DecodeJob = { id, body: ownedArrayBuffer(body), coding, maxBytes };
@@ -81,39 +116,59 @@ export class DecoderThread implements BodyDecoder {
     this._failAll(() => new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S));
     const worker = this._worker;
     this._worker = undefined;
+    this._ready = undefined;
     await worker?.terminate();
   }
 
-  private _started(): Worker {
-    if (this._worker) return this._worker;
-    const worker = new Worker(this._entry);
-    worker.unref();
-    let failure = '';
-    worker.on('message', (answer: DecodeAnswer) => this._answered(worker, answer));
-    // An uncaught error in the worker: 'exit' follows, which answers what was waiting.
-    worker.on('error', (e) => {
-      failure = `${e.name}: ${e.message}`;
-    });
-    worker.on('exit', (code) => {
-      if (this._worker !== worker) return; // closed, or already replaced
-      this._worker = undefined;
-      const detail = failure || `exit code ${code}`;
-      this._onStop?.(detail);
-      let first = true;
-      this._failAll((p) => {
-        if (!first) {
-          return new Refusal(503, 'the body decoder stopped before this body; retry', RETRY_AFTER_S);
-        }
-        first = false;
-        return new BodyError(
-          400,
-          'bad_compression',
-          `Content-Encoding is ${p.coding} but the decoder stopped on this body (${detail}): send it with another Content-Encoding`,
-        );
+  /** The worker, started on first use; resolves once it says it is ready, rejects if it cannot start. */
+  private _started(): Promise<Worker> {
+    this._ready ??= new Promise<Worker>((resolve, reject) => {
+      let worker: Worker;
+      try {
+        worker = new Worker(this._entry);
+      } catch (e) {
+        this._ready = undefined;
+        return reject(new Error(errorName(e)));
+      }
+      worker.unref();
+      this._worker = worker;
+      let ready = false;
+      let failure = '';
+      worker.on('message', (answer: DecodeAnswer | { ready: true }) => {
+        if ('ready' in answer) {
+          ready = true;
+          resolve(worker);
+        } else this._answered(worker, answer);
+      });
+      // An uncaught error in the worker: 'exit' follows, which answers what was waiting.
+      worker.on('error', (e) => {
+        failure = errorName(e);
+      });
+      worker.on('exit', (code) => {
+        if (this._worker !== worker) return; // closed, or already replaced
+        this._worker = undefined;
+        this._ready = undefined;
+        const detail = failure || `exit code ${code}`;
+        if (!ready) return reject(new Error(detail));
+        this._onStop?.(detail);
+        this._stopped(detail);
       });
     });
-    this._worker = worker;
-    return worker;
+    return this._ready;
+  }
+
+  /** The worker stopped: the body it was on is answered 400, the ones behind it 503. */
+  private _stopped(detail: string): void {
+    let first = true;
+    this._failAll((p) => {
+      if (!first) return new Refusal(503, 'the body decoder stopped before this body; retry', RETRY_AFTER_S);
+      first = false;
+      return new BodyError(
+        400,
+        'bad_compression',
+        `Content-Encoding is ${p.coding} but the decoder stopped on this body (${detail}): send it with another Content-Encoding`,
+      );
+    });
   }
 
   private _answered(worker: Worker, answer: DecodeAnswer): void {

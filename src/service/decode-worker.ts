@@ -16,7 +16,10 @@ parentPort!.on('message', (job: DecodeJob) => {
     answer =
       e instanceof BodyError
         ? { id: job.id, ok: false, status: e.status, code: e.code, message: e.message }
-        : { id: job.id, ok: false, internal: `${(e as Error).name}: ${(e as Error).message}` };
+        : { id: job.id, ok: false, internal: `the decoder failed (${(e as Error).name})` };
   }
   parentPort!.postMessage(answer, answer.ok ? [answer.body] : []);
 });
+
+// Loaded and listening: bodies may come.
+parentPort!.postMessage({ ready: true });

@@ -4,7 +4,8 @@
  * message), for bodies written by the real `zstd` and `lz4` programs and snappyjs, valid,
  * corrupted and over the limit; the event loop runs while a large body decodes; no caller's memory
  * is taken that was not its own; a worker that stops answers what it was decoding 400 and what
- * waited 503, and the next body starts a new one; an idle worker keeps no process alive.
+ * waited 503, and the next body starts a new one; a worker that cannot start leaves the bodies to
+ * be decoded in place; an idle worker keeps no process alive.
  *
  * A worker thread runs JavaScript files, so these tests load the built module (dist/, which
  * `npm test` builds first), as the running service does.
@@ -158,6 +159,7 @@ parentPort.on('message', (job) => {
   if (first === 0xee) process.exit(3);
   else parentPort.postMessage({ id: job.id, ok: true, body: job.body }, [job.body]);
 });
+parentPort.postMessage({ ready: true });
 `,
     );
     const stops: string[] = [];
@@ -185,6 +187,29 @@ parentPort.on('message', (job) => {
       name: 'Refusal',
       status: 503,
     });
+  });
+
+  it('decodes in place, and says so once, when the thread cannot start', async () => {
+    const stops: string[] = [];
+    const missing = pathToFileURL(join(tempDir('decode-missing-'), 'no-such-worker.js'));
+    const decoder = new thread.DecoderThread({ entry: missing, onStop: (d) => stops.push(d) });
+    try {
+      const z = zstd(text);
+      for (let i = 0; i < 3; i++)
+        expect((await decoder.decode(Buffer.from(z), 'zstd', LIMIT)).equals(text)).toBe(true);
+      await expect(decoder.decode(Buffer.from('not zstd'), 'zstd', LIMIT)).rejects.toMatchObject({
+        status: 400,
+        code: 'bad_compression',
+      });
+      expect(stops).toHaveLength(1);
+      expect(stops[0]).toMatch(
+        /^the thread could not start \(Error \w*MODULE_NOT_FOUND\); bodies are decoded on the event loop$/,
+      );
+      // Names and codes only: no path reaches the log.
+      expect(stops.join()).not.toContain('no-such-worker');
+    } finally {
+      await decoder.close();
+    }
   });
 
   it('does not keep a process alive once its bodies are decoded', () => {
