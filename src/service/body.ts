@@ -250,8 +250,7 @@ function unzstd(body: Buffer, maxBytes: number): Buffer {
   return Buffer.concat(chunks, size);
 }
 
-/** A {@link BodyError} for a body that is not valid data for its coding (400). */
-export function badCompression(coding: BodyCoding, detail: string): BodyError {
+function badCompression(coding: BodyCoding, detail: string): BodyError {
   return new BodyError(
     400,
     'bad_compression',

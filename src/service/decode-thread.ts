@@ -39,6 +39,8 @@ export type DecodeAnswer =
 /** Seconds a client is asked to wait before retrying a body the stopped worker did not reach. */
 const RETRY_AFTER_S = 1;
 
+const shuttingDown = () => new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S);
+
 /**
  * An error's name and code, never its message: the message of an error from the thread can carry
  * a file path, and this text reaches a client's 400 and the log.
@@ -56,8 +58,12 @@ interface Pending {
 
 /** Options of {@link DecoderThread}. */
 export interface DecoderThreadOptions {
-  /** Told when the worker stops on its own (it is started again on the next body). */
-  onStop?: (detail: string) => void;
+  /**
+   * Told when the worker stops on its own (`restarts`: the next body starts a new one), or cannot
+   * start at all (bodies are decoded in place from then on). `detail` is an error's name and code,
+   * or the exit code.
+   */
+  onStop?: (detail: string, restarts: boolean) => void;
   /** The worker's entry module; default ./decode-worker.js beside this file. */
   entry?: URL;
 }
@@ -74,7 +80,7 @@ export class DecoderThread implements BodyDecoder {
   private _nextId = 1;
   private _closed = false;
   private readonly _entry: URL;
-  private readonly _onStop: ((detail: string) => void) | undefined;
+  private readonly _onStop: DecoderThreadOptions['onStop'];
 
   constructor(options: DecoderThreadOptions = {}) {
     this._entry = options.entry ?? new URL('./decode-worker.js', import.meta.url);
@@ -83,7 +89,7 @@ export class DecoderThread implements BodyDecoder {
 
   /** Decodes `body` (its memory moves to the worker: do not use it after). */
   async decode(body: Buffer, coding: InProcessCoding, maxBytes: number): Promise<Buffer> {
-    if (this._closed) throw new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S);
+    if (this._closed) throw shuttingDown();
     if (this._unavailable) return decodeInProcess(body, coding, maxBytes);
     let worker: Worker;
     try {
@@ -94,13 +100,11 @@ export class DecoderThread implements BodyDecoder {
       if (!this._unavailable) {
         this._unavailable = true;
         // The message is errorName's or the exit's, never a path.
-        this._onStop?.(
-          `the thread could not start (${(e as Error).message}); bodies are decoded on the event loop`,
-        );
+        this._onStop?.((e as Error).message, false);
       }
       return decodeInProcess(body, coding, maxBytes);
     }
-    if (this._closed) throw new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S);
+    if (this._closed) throw shuttingDown();
     return new Promise((resolve, reject) => {
       const id = this._nextId++;
       this._pending.set(id, { coding, resolve, reject });
@@ -113,7 +117,7 @@ export class DecoderThread implements BodyDecoder {
   /** Stops the worker; bodies not yet decoded are answered 503 (retryable). Safe to call twice. */
   async close(): Promise<void> {
     this._closed = true;
-    this._failAll(() => new Refusal(503, 'shutting down: send to another instance', RETRY_AFTER_S));
+    this._failAll(shuttingDown);
     const worker = this._worker;
     this._worker = undefined;
     this._ready = undefined;
@@ -127,7 +131,6 @@ export class DecoderThread implements BodyDecoder {
       try {
         worker = new Worker(this._entry);
       } catch (e) {
-        this._ready = undefined;
         return reject(new Error(errorName(e)));
       }
       worker.unref();
@@ -150,7 +153,7 @@ export class DecoderThread implements BodyDecoder {
         this._ready = undefined;
         const detail = failure || `exit code ${code}`;
         if (!ready) return reject(new Error(detail));
-        this._onStop?.(detail);
+        this._onStop?.(detail, true);
         this._stopped(detail);
       });
     });

@@ -51,8 +51,8 @@ export interface PartialSuccess {
   errorMessage: string;
 }
 
-/** What the receiver needs from the service. */
-export interface ReceiverTarget {
+/** What every OTLP/HTTP receiver path needs. */
+export interface BodyTarget {
   /** Body limits. */
   maxRequestBytes: number;
   requestTimeoutMs: number;
@@ -60,6 +60,12 @@ export interface ReceiverTarget {
   decoder?: BodyDecoder;
   /** SHA-256 of the bearer token, when one is required. */
   tokenHash: Buffer | undefined;
+  /** Counts one answered request by status. */
+  answered(status: number): void;
+}
+
+/** What the trace receiver needs from the service. */
+export interface ReceiverTarget extends BodyTarget {
   /** A refusal to give before reading the body (shutting down, queue already full), or undefined. */
   admit(): Refusal | undefined;
   /**
@@ -77,8 +83,6 @@ export interface ReceiverTarget {
     encoding: OtlpEncoding,
     body: Buffer,
   ): Promise<PartialSuccess | undefined>;
-  /** Counts one answered request by status. */
-  answered(status: number): void;
 }
 
 /** SHA-256 of a token, so the comparison below is constant-time on equal-length inputs. */
@@ -96,16 +100,6 @@ function authorized(req: IncomingMessage, tokenHash: Buffer | undefined): boolea
   const header = req.headers.authorization;
   if (typeof header !== 'string' || !/^Bearer /i.test(header)) return false;
   return tokenMatches(header.slice(7).trim(), tokenHash);
-}
-
-/** What every OTLP/HTTP receiver path needs. */
-interface BodyTarget {
-  maxRequestBytes: number;
-  requestTimeoutMs: number;
-  /** Where zstd, snappy and LZ4 bodies are decoded off the event loop (else in place). */
-  decoder?: BodyDecoder;
-  tokenHash: Buffer | undefined;
-  answered(status: number): void;
 }
 
 /**

@@ -167,10 +167,13 @@ export class ContinuityService {
     this._checkSource = parts.checkSource;
     this._downstreamEncoding = parts.config.downstream.protocol === 'http/json' ? 'json' : 'protobuf';
     this._decoder = new DecoderThread({
-      onStop: (detail) =>
-        this._log.warn('the body decoder thread stopped; the next zstd, snappy or LZ4 body starts it again', {
-          detail,
-        }),
+      onStop: (detail, restarts) =>
+        this._log.warn(
+          restarts
+            ? 'the body decoder thread stopped; the next zstd, snappy or LZ4 body starts it again'
+            : 'the body decoder thread could not start; zstd, snappy and LZ4 bodies are decoded on the event loop',
+          { detail },
+        ),
     });
   }
 

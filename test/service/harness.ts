@@ -19,8 +19,9 @@ import {
   TRACES_PATH,
 } from '../support/otlp-receiver.js';
 
-export const REPO = new URL('../..', import.meta.url).pathname;
-const BIN = join(REPO, 'bin', 'continuity.js');
+const REPO = new URL('../..', import.meta.url).pathname;
+/** bin/continuity.js of this checkout. */
+export const BIN = join(REPO, 'bin', 'continuity.js');
 
 /** A temporary directory for one test (config, state). */
 export function tempDir(prefix = 'serve-test-'): string {

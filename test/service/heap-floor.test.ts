@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
-import { REPO, startServe, tempDir } from './harness.js';
+import { BIN, startServe, tempDir } from './harness.js';
 
 let node22: string;
 beforeAll(async () => {
@@ -60,7 +60,7 @@ describe('continuity serve, heap floor', () => {
 
   it('refuses a size that is not a whole number of MiB, exit 2, before anything starts', () => {
     const dir = tempDir('floor-bad-');
-    const r = spawnSync(node22, [join(REPO, 'bin', 'continuity.js'), 'serve'], {
+    const r = spawnSync(node22, [BIN, 'serve'], {
       env: {
         PATH: process.env.PATH,
         CONTINUITY_SERVE_HEAP_FLOOR_MB: '1.5g',

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO, startServe, tempDir } from './harness.js';
+import { BIN, startServe, tempDir } from './harness.js';
 
 describe('continuity serve and SIGTERM', () => {
   it('stops gracefully on a SIGTERM sent as soon as its address line is read, every time', async () => {
@@ -25,7 +25,7 @@ describe('continuity serve and SIGTERM', () => {
     const dir = tempDir('sigstart-');
     const file = join(dir, 'serve.json');
     writeFileSync(file, JSON.stringify({ server: { port: 0 }, state: { dir: join(dir, 'state') } }));
-    const child = spawn(process.execPath, [join(REPO, 'bin', 'continuity.js'), 'serve', '--config', file], {
+    const child = spawn(process.execPath, [BIN, 'serve', '--config', file], {
       env: { PATH: process.env.PATH },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -45,10 +45,13 @@ export function registerServe(program: Command): void {
       const done = new Promise<void>((resolve) => {
         stopped = resolve;
       });
-      const stop = (signal: string) => {
-        // A second signal, with no handler left, ends the process at once (Ctrl-C twice).
+      const unlisten = () => {
         process.off('SIGTERM', onTerm);
         process.off('SIGINT', onInt);
+      };
+      const stop = (signal: string) => {
+        // A second signal, with no handler left, ends the process at once (Ctrl-C twice).
+        unlisten();
         signalled = signal;
         process.stderr.write(
           `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal })}\n`,
@@ -63,8 +66,7 @@ export function registerServe(program: Command): void {
       try {
         service = await ContinuityService.start(config);
       } catch (e) {
-        process.off('SIGTERM', onTerm);
-        process.off('SIGINT', onInt);
+        unlisten();
         if (e instanceof StateDirLockedError) throw new CliError(e.message, EXIT.environment);
         throw e;
       }
