@@ -4,15 +4,18 @@
  * into spans accepted and then lost.
  */
 
+import type { ExportBody } from './transport.js';
+
 /** One export's worth of spans in the downstream's encoding. */
 export interface QueueItem {
   /** Spans in this item. */
   spans: number;
   /**
    * The ExportTraceServiceRequest in protobuf. Encoded protobuf messages of one type merge by
-   * concatenation (repeated fields append), so items join into one export without re-encoding.
+   * concatenation (repeated fields append), so items join into one export without re-encoding;
+   * in parts written back to back (a spliced request), or one buffer.
    */
-  protobuf?: Uint8Array;
+  protobuf?: ExportBody;
   /** The decoded request (OTLP/JSON shape), when the downstream speaks JSON; merged before encoding. */
   request?: unknown;
   /** A pass-through request (metrics, logs) in OTLP/JSON, sent alone as it came. */

@@ -47,6 +47,7 @@ import {
   applyPostEnrichment,
   checkResourceSpans,
   enrichPostSpans,
+  type FoundEvent,
   type InspectableSpan,
   inspectRequest,
   inspectSpans,
@@ -74,8 +75,8 @@ import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
 import { patchWireSpan, readWireSpan } from './span-wire.js';
 import { type SpanSite, splice, walkTraceRequest } from './splice.js';
-import { PendingStore } from './state.js';
-import { createTransport, type ExportBody, type Signal } from './transport.js';
+import { PendingStore, type StateRecord } from './state.js';
+import { createTransport, type ExportBody, partsOf, type Signal } from './transport.js';
 
 /** Records the continuity metrics for resolved boundaries (boundaries, reobservation, ...). */
 export interface ContinuityMetricsRecorder {
@@ -579,7 +580,12 @@ export class ContinuityService {
     });
     const inspection = inspectSpans<InspectableSpan>(items, limits);
     const accepted = walked.spans - inspection.rejected.size;
-    return this._apply(accepted, inspection.events, inspection, (resolutions, checks) => {
+    // Journaled as the span's bytes (see `StateRecord`).
+    const journal = (found: (typeof inspection.events)[number], at: number): StateRecord => {
+      const { site } = items[found.index]!;
+      return { op: 'observe-span', at, span: body.subarray(site.start, site.end) };
+    };
+    return this._apply(accepted, inspection.events, inspection, journal, (resolutions, checks) => {
       const { edits, rest: needChecks } = planPostEnrichment(inspection.events, resolutions);
       const replace = new Map<SpanSite, Uint8Array | null>();
       for (const i of inspection.rejected) replace.set(walked.compaction[i]!, null);
@@ -598,7 +604,7 @@ export class ContinuityService {
         item: {
           spans: accepted + needChecks.length,
           protobuf: extra
-            ? Buffer.concat([spliced, encodeTraceRequest({ resourceSpans: [extra] }, 'protobuf')])
+            ? [...spliced, encodeTraceRequest({ resourceSpans: [extra] }, 'protobuf')]
             : spliced,
         },
       };
@@ -664,14 +670,15 @@ export class ContinuityService {
   }
 
   /**
-   * The common steps of a request with compaction events: reserve room, correlate, journal, build
+   * The common steps of a request with compaction events: reserve room, correlate, journal (each event as `journal` makes its record), build
    * the queue item (`build`, given the resolutions and a check-span builder), wait for the journal,
    * count, queue. Returns the partial success to report.
    */
-  private async _apply(
+  private async _apply<E extends { event: CompactionEvent }>(
     accepted: number,
-    events: ReadonlyArray<{ event: CompactionEvent }>,
+    events: readonly E[],
     refused: { rejectedByReason: Map<string, number>; messages: string[] },
+    journal: (found: E, at: number) => StateRecord,
     build: (
       resolutions: Resolution[],
       checks: (r: Resolution[]) => OtlpResourceSpans | undefined,
@@ -686,7 +693,7 @@ export class ContinuityService {
       let lastSeq = 0;
       for (const found of events) {
         resolutions.push(...this._correlator.observe(found.event, nowMs));
-        lastSeq = this._store.record({ op: 'observe', at: nowMs, event: found.event });
+        lastSeq = this._store.record(journal(found, nowMs));
       }
       this._continuity?.record(resolutions);
       if (events.length > 0) this._page?.observed(resolutions, nowMs);
@@ -726,7 +733,12 @@ export class ContinuityService {
     body: Buffer,
   ): Promise<PartialSuccess | undefined> {
     const inspection = inspectRequest(decoded, this._config.limits);
-    return this._apply(inspection.accepted, inspection.events, inspection, (resolutions, checks) => {
+    const journal = (found: FoundEvent, at: number): StateRecord => ({
+      op: 'observe',
+      at,
+      event: found.event,
+    });
+    return this._apply(inspection.accepted, inspection.events, inspection, journal, (resolutions, checks) => {
       const needChecks = enrichPostSpans(inspection.events, resolutions);
       const enriched = resolutions.length - needChecks.length;
       const extra = checks(needChecks);
@@ -848,7 +860,7 @@ function encodeBatch(items: readonly QueueItem[]): ExportBody {
   if (items.every((i) => i.protobuf !== undefined)) {
     // Protobuf messages of one type merge by concatenation (repeated resourceSpans append): the
     // items go out back to back as one body, not copied into one buffer first.
-    return items.length === 1 ? items[0]!.protobuf! : items.map((i) => i.protobuf!);
+    return items.length === 1 ? items[0]!.protobuf! : items.flatMap((i) => partsOf(i.protobuf!));
   }
   const resourceSpans = items.flatMap((i) => (i.request as OtlpTraceRequest).resourceSpans);
   return Buffer.from(encodeTraceRequest({ resourceSpans }, 'json'));

@@ -49,6 +49,51 @@ function unusual(why: string): never {
   throw new Unusual(why);
 }
 
+/** `b[start..stop]` as a string; the codec decides bytes that are not UTF-8 (see the module comment). */
+function utf8(b: Buffer, start: number, stop: number): string {
+  const s = b.toString('utf8', start, stop);
+  // Node replaces bytes that are not UTF-8 with U+FFFD; the codec refuses them, so it decides.
+  if (s.includes('\uFFFD')) unusual('not UTF-8');
+  return s;
+}
+
+/**
+ * Strings of up to {@link SHORT_STRING_BYTES} bytes read before, kept by their bytes. Why: a
+ * compaction span's keys (27 with five decisions) and many of its values (runtime, source,
+ * trigger, decision names) are the same from span to span, and decoding each one anew (a call
+ * into C++, a new string, a scan for U+FFFD) was half of this reader's time. A slot is found by
+ * a hash of the bytes and used only when its bytes are the same, so a collision costs a decode,
+ * never a wrong string; only strings that decoded as UTF-8 are kept. Bounded: the slots are
+ * overwritten, never grown. The strings are what the spans carry (digests and opaque ids), held
+ * only in memory, like the correlator's own copies.
+ */
+const SHORT_STRING_BYTES = 96;
+const STRING_SLOTS = 4096;
+const stringSlots: Array<{ hash: number; bytes: Uint8Array; text: string } | undefined> = new Array(
+  STRING_SLOTS,
+);
+
+function shortString(b: Buffer, start: number, stop: number): string {
+  const n = stop - start;
+  // FNV-1a over the bytes.
+  let hash = 0x811c9dc5 ^ n;
+  for (let i = start; i < stop; i++) hash = Math.imul(hash ^ b[i]!, 0x01000193);
+  const slot = stringSlots[hash & (STRING_SLOTS - 1)];
+  if (slot !== undefined && slot.hash === hash && slot.bytes.length === n) {
+    const bytes = slot.bytes;
+    let i = 0;
+    while (i < n && bytes[i] === b[start + i]) i++;
+    if (i === n) return slot.text;
+  }
+  const text = utf8(b, start, stop);
+  stringSlots[hash & (STRING_SLOTS - 1)] = {
+    hash,
+    bytes: Uint8Array.prototype.slice.call(b, start, stop),
+    text,
+  };
+  return text;
+}
+
 /** A reader over `b` from `pos`, for bytes already checked by the walk (each caller knows its end). */
 class Cursor {
   constructor(
@@ -97,10 +142,7 @@ class Cursor {
   }
 
   string(start: number, stop: number): string {
-    const s = this.b.toString('utf8', start, stop);
-    // Node replaces bytes that are not UTF-8 with U+FFFD; the codec refuses them, so it decides.
-    if (s.includes('\uFFFD')) unusual('not UTF-8');
-    return s;
+    return stop - start <= SHORT_STRING_BYTES ? shortString(this.b, start, stop) : utf8(this.b, start, stop);
   }
 
   id(start: number, stop: number, bytes: number): string {

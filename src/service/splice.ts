@@ -354,55 +354,57 @@ function varintBytes(n: number): Buffer {
 }
 
 /** The `Span` field of ScopeSpans (field 2, length-delimited). */
-const SPAN_TAG = Buffer.from([(2 << 3) | LEN]);
+const SPAN_TAG = (2 << 3) | LEN;
 
 /**
  * The request with each span in `replace` swapped for its new encoding (or cut out, for null),
  * and the lengths of the ScopeSpans and ResourceSpans around them rewritten. Everything else is
- * copied as it was.
+ * the request's own bytes. Returned as the parts that make the new request back to back (views
+ * into `body` between the new pieces), not copied into one buffer: the forwarder writes parts as
+ * they are, and a request body is hundreds of KiB where the edits are a few small pieces.
  */
 export function splice(
   body: Buffer,
   walked: Walked,
   replace: ReadonlyMap<SpanSite, Uint8Array | null>,
-): Buffer {
-  if (replace.size === 0) return body;
-  const edits: Array<{ from: number; to: number; bytes: Buffer }> = [];
+): Uint8Array[] {
+  if (replace.size === 0) return [body];
+  const edits: Array<{ from: number; to: number; bytes: Uint8Array[] }> = [];
   const scopeDelta = new Map<number, number>();
   for (const [site, bytes] of replace) {
     const oldSize = site.end - site.tagStart;
-    const fresh =
-      bytes === null
-        ? Buffer.alloc(0)
-        : Buffer.concat([
-            SPAN_TAG,
-            varintBytes(bytes.length),
-            Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-          ]);
+    let fresh: Uint8Array[] = [];
+    let size = 0;
+    if (bytes !== null) {
+      const len = varintBytes(bytes.length);
+      fresh = [Buffer.from([SPAN_TAG, ...len]), bytes];
+      size = 1 + len.length + bytes.length;
+    }
     edits.push({ from: site.tagStart, to: site.end, bytes: fresh });
-    scopeDelta.set(site.scope, (scopeDelta.get(site.scope) ?? 0) + fresh.length - oldSize);
+    scopeDelta.set(site.scope, (scopeDelta.get(site.scope) ?? 0) + size - oldSize);
   }
   const resourceDelta = new Map<number, number>();
   for (const [s, delta] of scopeDelta) {
     const f = walked.scopes[s]!;
     const len = varintBytes(f.end - f.start + delta);
-    edits.push({ from: f.lenStart, to: f.start, bytes: len });
+    edits.push({ from: f.lenStart, to: f.start, bytes: [len] });
     const r = resourceOf(walked, f);
     resourceDelta.set(r, (resourceDelta.get(r) ?? 0) + delta + len.length - (f.start - f.lenStart));
   }
   for (const [r, delta] of resourceDelta) {
     const f = walked.resources[r]!;
-    edits.push({ from: f.lenStart, to: f.start, bytes: varintBytes(f.end - f.start + delta) });
+    edits.push({ from: f.lenStart, to: f.start, bytes: [varintBytes(f.end - f.start + delta)] });
   }
   edits.sort((a, b) => a.from - b.from);
-  const parts: Buffer[] = [];
+  const parts: Uint8Array[] = [];
   let at = 0;
   for (const e of edits) {
-    parts.push(body.subarray(at, e.from), e.bytes);
+    if (e.from > at) parts.push(body.subarray(at, e.from));
+    parts.push(...e.bytes);
     at = e.to;
   }
-  parts.push(body.subarray(at));
-  return Buffer.concat(parts);
+  if (at < body.length) parts.push(body.subarray(at));
+  return parts;
 }
 
 /** The ResourceSpans that holds a ScopeSpans frame. */

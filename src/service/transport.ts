@@ -40,7 +40,8 @@ export type Attempt =
  */
 export type ExportBody = Uint8Array | readonly Uint8Array[];
 
-function partsOf(body: ExportBody): readonly Uint8Array[] {
+/** The parts of a body (one buffer is one part). */
+export function partsOf(body: ExportBody): readonly Uint8Array[] {
   return Array.isArray(body) ? body : [body as Uint8Array];
 }
 

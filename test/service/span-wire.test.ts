@@ -21,7 +21,7 @@ import {
   recordToAttributes,
 } from '../../src/otlp/index.js';
 import type { OtlpKeyValue, OtlpSpan } from '../../src/otlp/types.js';
-import { applyPostEnrichment } from '../../src/service/enrich.js';
+import { applyPostEnrichment, inspectSpans, spanEvent } from '../../src/service/enrich.js';
 import { patchWireSpan, readWireSpan } from '../../src/service/span-wire.js';
 import { type SpanSite, walkTraceRequest } from '../../src/service/splice.js';
 import { snap } from '../correlate/helpers.js';
@@ -119,6 +119,29 @@ function inRequest(spanBytes: Uint8Array): { body: Buffer; site: SpanSite } {
   return { body, site: walked.compaction[0]! };
 }
 
+describe('spanEvent (a journaled span replayed)', () => {
+  it('reads from a span’s bytes the event the request path read, for 300 generated spans', () => {
+    for (let seed = 0; seed < 300; seed++) {
+      const bytes = encodeSpan(compactionSpan(seed, seed % 2 ? 'post' : 'pre'));
+      const { body, site } = inRequest(bytes);
+      const atIngest = inspectSpans([{ path: 'p', span: readWireSpan(body, site, LIMITS)! }], LIMITS);
+      expect(spanEvent(bytes), `seed ${seed}`).toEqual(atIngest.events[0]!.event);
+    }
+  });
+
+  it('reads a span the fast reader leaves to the codec, and refuses one that is no compaction span', () => {
+    const span = compactionSpan(3, 'pre');
+    // A key-value list is the codec's to read (see span-wire.ts).
+    span.attributes.push({ key: 'extra.kv', value: { kvlistValue: { values: [] } } } as OtlpKeyValue);
+    const bytes = encodeSpan(span);
+    const { body, site } = inRequest(bytes);
+    expect(readWireSpan(body, site, LIMITS)).toBeUndefined();
+    const atIngest = inspectSpans([{ path: 'p', span: decodeSpan(bytes) }], LIMITS);
+    expect(spanEvent(bytes)).toEqual(atIngest.events[0]!.event);
+    expect(() => spanEvent(encodeSpan({ ...span, name: 'llm.call' }))).toThrow(/not a compaction span/);
+  });
+});
+
 describe('readWireSpan reads what the codec decodes', () => {
   it('for 300 generated compaction spans of every attribute kind', () => {
     for (let seed = 0; seed < 300; seed++) {
@@ -136,6 +159,41 @@ describe('readWireSpan reads what the codec decodes', () => {
       expect(wire!.attributeFields.map((f) => f.key)).toEqual(decoded.attributes.map((kv) => kv.key));
       expect(wire!.links).toEqual(decoded.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId })));
     }
+  });
+
+  it('reads every string as the codec does though the short ones are kept: many more than are kept, read again in any order', () => {
+    // 6000 distinct short keys and values (two to three bytes a character, some of them), in
+    // spans read three times in shuffled order: slots are shared, overwritten and found again.
+    const r = rng(11);
+    const spans = Array.from({ length: 200 }, (_, i) => {
+      const span = compactionSpan(1000 + i, 'pre');
+      for (let k = 0; k < 15; k++) {
+        const n = Math.floor(r() * 1e9);
+        span.attributes.push({
+          key: `k.${n.toString(36)}${'ü'.repeat(n % 3)}`,
+          value: { stringValue: `✓${n}` },
+        });
+      }
+      return inRequest(encodeSpan(span));
+    });
+    for (let pass = 0; pass < 3; pass++) {
+      const order = spans.map((_, i) => i).sort(() => r() - 0.5);
+      for (const i of order) {
+        const { body, site } = spans[i]!;
+        const decoded = decodeSpan(body.subarray(site.start, site.end));
+        expect(readWireSpan(body, site, LIMITS)!.record, `span ${i}`).toEqual(
+          attributesToRecord(decoded.attributes),
+        );
+      }
+    }
+    // Bytes that are not UTF-8 are never taken for the valid string read before them.
+    const odd = compactionSpan(5, 'pre');
+    odd.attributes.push({ key: 'x.odd', value: { stringValue: 'prüfung' } });
+    const { body, site } = inRequest(encodeSpan(odd));
+    expect(readWireSpan(body, site, LIMITS)!.record['x.odd']).toBe('prüfung');
+    const broken = Buffer.from(body);
+    broken[broken.indexOf(Buffer.from('prüfung')) + 3] = 0x28; // 0xc3 0x28: not UTF-8
+    expect(readWireSpan(broken, site, LIMITS)).toBeUndefined();
   });
 
   /** A post span's bytes with one more attribute written by hand. */

@@ -150,7 +150,9 @@ describe('walkTraceRequest', () => {
       const walked = walkTraceRequest(bad);
       if (walked.ok) {
         // A body the walk accepts splices into one it accepts again, with the same span count.
-        const out = splice(bad, walked, new Map(walked.compaction.map((c) => [c, null] as const)));
+        const out = Buffer.concat(
+          splice(bad, walked, new Map(walked.compaction.map((c) => [c, null] as const))),
+        );
         const again = walkTraceRequest(out);
         expect(again).toMatchObject({ ok: true, spans: walked.spans - walked.compaction.length });
       }
@@ -170,7 +172,7 @@ describe('splice', () => {
     const decoded = decodeSpan(body.subarray(postSite.start, postSite.end));
     decoded.attributes = upsertAttributes(decoded.attributes, { [ATTR_CONTINUITY_STATE]: 'preserved' });
     const enriched = encodeSpan(decoded);
-    const out = splice(
+    const parts = splice(
       body,
       walked,
       new Map<SpanSite, Uint8Array | null>([
@@ -178,6 +180,13 @@ describe('splice', () => {
         [postSite, enriched],
       ]),
     );
+    // The request's own bytes are not copied: all of them but the two spans and the length
+    // prefixes rewritten (two scopes and two resources, at most 4 bytes each) are views into it.
+    const views = parts.filter((p) => p.buffer === body.buffer);
+    expect(views.reduce((n, p) => n + p.length, 0)).toBeGreaterThanOrEqual(
+      body.length - (preSite.end - preSite.tagStart) - (postSite.end - postSite.tagStart) - 16,
+    );
+    const out = Buffer.concat(parts);
     const again = walkTraceRequest(out);
     if (!again.ok) throw new Error(again.error);
     expect(again.spans).toBe(4);
@@ -201,7 +210,7 @@ describe('splice', () => {
     const body = request([[[other, pre, other]]]);
     const walked = walkTraceRequest(body);
     if (!walked.ok) throw new Error(walked.error);
-    const out = splice(body, walked, new Map([[walked.compaction[0]!, null]]));
+    const out = Buffer.concat(splice(body, walked, new Map([[walked.compaction[0]!, null]])));
     const viaCodec = decodeTraceRequest(body, 'protobuf');
     viaCodec.resourceSpans[0]!.scopeSpans[0]!.spans.splice(1, 1);
     expect(decodeTraceRequest(out, 'protobuf')).toEqual(
