@@ -33,8 +33,7 @@ import type {
   OtlpSpan,
   OtlpTraceRequest,
 } from '../otlp/index.js';
-import { attributesToRecord, decodeSpan, recordToAttributes, upsertAttributes } from '../otlp/index.js';
-import { readWireSpan } from './span-wire.js';
+import { attributesToRecord, recordToAttributes, upsertAttributes } from '../otlp/index.js';
 
 /** Per-span limits (from `limits.*` in the configuration). */
 export interface SpanLimits {
@@ -190,32 +189,6 @@ export function inspectSpans<S extends InspectableSpan>(
     }
   });
   return { rejected, rejectedByReason, messages, events };
-}
-
-/** No limits: a journaled span was within the service's when it came (they may differ now). */
-const UNLIMITED: SpanLimits = { maxAttributesPerSpan: Infinity, maxAttributeValueLength: Infinity };
-
-/**
- * The event of a compaction span read from its bytes (a protobuf `Span`) as the request path
- * reads it: the fast reader, else the codec, then {@link inspectSpans}. For replaying a span the
- * journal kept as its bytes. Throws when they are not a readable compaction span with a session key.
- */
-export function spanEvent(bytes: Uint8Array): CompactionEvent {
-  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const site = {
-    tagStart: 0,
-    lenStart: 0,
-    start: 0,
-    end: body.length,
-    resource: 0,
-    scope: 0,
-    index: 0,
-    name: '',
-  };
-  const span: InspectableSpan = readWireSpan(body, site, UNLIMITED) ?? decodeSpan(body);
-  const found = inspectSpans([{ path: 'journal', span }], UNLIMITED).events[0];
-  if (!found) throw new Error('the journaled span is not a compaction span with a session key');
-  return found.event;
 }
 
 /**

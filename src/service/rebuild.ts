@@ -8,7 +8,6 @@ import type { Correlator } from '../correlate/correlator.js';
 import { PENDING_STATE_VERSION } from '../correlate/persist.js';
 import type { Resolution } from '../correlate/types.js';
 import type { CompactionEvent } from '../otel/attributes.js';
-import { spanEvent } from './enrich.js';
 import type { Recovered, SnapshotSource } from './state.js';
 
 /** What {@link rebuildCorrelator} did. */
@@ -31,7 +30,6 @@ export function rebuildCorrelator(correlator: Correlator, recovered: Recovered, 
   for (const rec of recovered.records) {
     try {
       if (rec.op === 'observe') correlator.observe(rec.event as CompactionEvent, rec.at);
-      else if (rec.op === 'observe-span') correlator.observe(spanEvent(rec.span), rec.at);
       else correlator.expire(rec.at);
     } catch (e) {
       replayProblems.push({ seq: rec.seq, detail: (e as Error).message });

@@ -47,7 +47,6 @@ import {
   applyPostEnrichment,
   checkResourceSpans,
   enrichPostSpans,
-  type FoundEvent,
   type InspectableSpan,
   inspectRequest,
   inspectSpans,
@@ -75,7 +74,7 @@ import { sendError, sendText } from './responses.js';
 import { createServiceServer, listen } from './server.js';
 import { patchWireSpan, readWireSpan } from './span-wire.js';
 import { type SpanSite, splice, walkTraceRequest } from './splice.js';
-import { PendingStore, type StateRecord } from './state.js';
+import { PendingStore } from './state.js';
 import { createTransport, type ExportBody, partsOf, type Signal } from './transport.js';
 
 /** Records the continuity metrics for resolved boundaries (boundaries, reobservation, ...). */
@@ -580,12 +579,7 @@ export class ContinuityService {
     });
     const inspection = inspectSpans<InspectableSpan>(items, limits);
     const accepted = walked.spans - inspection.rejected.size;
-    // Journaled as the span's bytes (see `StateRecord`).
-    const journal = (found: (typeof inspection.events)[number], at: number): StateRecord => {
-      const { site } = items[found.index]!;
-      return { op: 'observe-span', at, span: body.subarray(site.start, site.end) };
-    };
-    return this._apply(accepted, inspection.events, inspection, journal, (resolutions, checks) => {
+    return this._apply(accepted, inspection.events, inspection, (resolutions, checks) => {
       const { edits, rest: needChecks } = planPostEnrichment(inspection.events, resolutions);
       const replace = new Map<SpanSite, Uint8Array | null>();
       for (const i of inspection.rejected) replace.set(walked.compaction[i]!, null);
@@ -670,15 +664,14 @@ export class ContinuityService {
   }
 
   /**
-   * The common steps of a request with compaction events: reserve room, correlate, journal (each event as `journal` makes its record), build
+   * The common steps of a request with compaction events: reserve room, correlate, journal, build
    * the queue item (`build`, given the resolutions and a check-span builder), wait for the journal,
    * count, queue. Returns the partial success to report.
    */
-  private async _apply<E extends { event: CompactionEvent }>(
+  private async _apply(
     accepted: number,
-    events: readonly E[],
+    events: ReadonlyArray<{ event: CompactionEvent }>,
     refused: { rejectedByReason: Map<string, number>; messages: string[] },
-    journal: (found: E, at: number) => StateRecord,
     build: (
       resolutions: Resolution[],
       checks: (r: Resolution[]) => OtlpResourceSpans | undefined,
@@ -693,7 +686,7 @@ export class ContinuityService {
       let lastSeq = 0;
       for (const found of events) {
         resolutions.push(...this._correlator.observe(found.event, nowMs));
-        lastSeq = this._store.record(journal(found, nowMs));
+        lastSeq = this._store.record({ op: 'observe', at: nowMs, event: found.event });
       }
       this._continuity?.record(resolutions);
       if (events.length > 0) this._page?.observed(resolutions, nowMs);
@@ -733,12 +726,7 @@ export class ContinuityService {
     body: Buffer,
   ): Promise<PartialSuccess | undefined> {
     const inspection = inspectRequest(decoded, this._config.limits);
-    const journal = (found: FoundEvent, at: number): StateRecord => ({
-      op: 'observe',
-      at,
-      event: found.event,
-    });
-    return this._apply(inspection.accepted, inspection.events, inspection, journal, (resolutions, checks) => {
+    return this._apply(inspection.accepted, inspection.events, inspection, (resolutions, checks) => {
       const needChecks = enrichPostSpans(inspection.events, resolutions);
       const enriched = resolutions.length - needChecks.length;
       const extra = checks(needChecks);

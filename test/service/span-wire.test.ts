@@ -21,7 +21,7 @@ import {
   recordToAttributes,
 } from '../../src/otlp/index.js';
 import type { OtlpKeyValue, OtlpSpan } from '../../src/otlp/types.js';
-import { applyPostEnrichment, inspectSpans, spanEvent } from '../../src/service/enrich.js';
+import { applyPostEnrichment } from '../../src/service/enrich.js';
 import { patchWireSpan, readWireSpan } from '../../src/service/span-wire.js';
 import { type SpanSite, walkTraceRequest } from '../../src/service/splice.js';
 import { snap } from '../correlate/helpers.js';
@@ -118,29 +118,6 @@ function inRequest(spanBytes: Uint8Array): { body: Buffer; site: SpanSite } {
   expect(walked.compaction).toHaveLength(1);
   return { body, site: walked.compaction[0]! };
 }
-
-describe('spanEvent (a journaled span replayed)', () => {
-  it('reads from a span’s bytes the event the request path read, for 300 generated spans', () => {
-    for (let seed = 0; seed < 300; seed++) {
-      const bytes = encodeSpan(compactionSpan(seed, seed % 2 ? 'post' : 'pre'));
-      const { body, site } = inRequest(bytes);
-      const atIngest = inspectSpans([{ path: 'p', span: readWireSpan(body, site, LIMITS)! }], LIMITS);
-      expect(spanEvent(bytes), `seed ${seed}`).toEqual(atIngest.events[0]!.event);
-    }
-  });
-
-  it('reads a span the fast reader leaves to the codec, and refuses one that is no compaction span', () => {
-    const span = compactionSpan(3, 'pre');
-    // A key-value list is the codec's to read (see span-wire.ts).
-    span.attributes.push({ key: 'extra.kv', value: { kvlistValue: { values: [] } } } as OtlpKeyValue);
-    const bytes = encodeSpan(span);
-    const { body, site } = inRequest(bytes);
-    expect(readWireSpan(body, site, LIMITS)).toBeUndefined();
-    const atIngest = inspectSpans([{ path: 'p', span: decodeSpan(bytes) }], LIMITS);
-    expect(spanEvent(bytes)).toEqual(atIngest.events[0]!.event);
-    expect(() => spanEvent(encodeSpan({ ...span, name: 'llm.call' }))).toThrow(/not a compaction span/);
-  });
-});
 
 describe('readWireSpan reads what the codec decodes', () => {
   it('for 300 generated compaction spans of every attribute kind', () => {
