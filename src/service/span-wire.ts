@@ -33,8 +33,13 @@ export interface WireSpan {
   /** Read only when within the service's limits (else the codec decides): `inspectSpans` need not check. */
   withinLimits: true;
   links: Array<{ traceId: string; spanId: string }>;
-  /** Each attribute field in order: its key, and where it lies in the body (tag to end). */
-  attributeFields: Array<{ key: string; from: number; to: number }>;
+  /** Each attribute field's key, in order. */
+  attributeKeys: string[];
+  /**
+   * Where each attribute field lies in the body (tag to end): `from` at 2i, `to` at 2i + 1. Two
+   * flat arrays, not an object per field: a compaction span has dozens.
+   */
+  attributeSpans: number[];
 }
 
 const LEN = 2;
@@ -133,6 +138,9 @@ class Cursor {
 
   /** Start of the content {@link frame} moved past. */
   start = 0;
+
+  /** The key of the KeyValue {@link keyValue} read last. */
+  key = '';
 
   /** Moves past a length-delimited field whose tag was just read; its content is `start`..`pos`. */
   frame(): void {
@@ -235,13 +243,12 @@ function anyValue(c: Cursor, stop: number, limits: SpanLimits): AttributeValue |
   return value;
 }
 
-/** A KeyValue: its key, and its value as an API attribute value (undefined when it has none). */
-function keyValue(
-  c: Cursor,
-  stop: number,
-  limits: SpanLimits,
-): { key: string; value: AttributeValue | undefined } {
-  let key = '';
+/**
+ * A KeyValue's value as an API attribute value (undefined when it has none); its key is left in
+ * `c.key` (no pair object per attribute: a compaction span has dozens).
+ */
+function keyValue(c: Cursor, stop: number, limits: SpanLimits): AttributeValue | undefined {
+  c.key = '';
   let value: AttributeValue | undefined;
   while (c.pos < stop) {
     const tag = c.varint();
@@ -249,14 +256,14 @@ function keyValue(
     const wire = tag & 7;
     if (no === 1 && wire === LEN) {
       c.frame();
-      key = c.string(c.start, c.pos);
+      c.key = c.string(c.start, c.pos);
     } else if (no === 2 && wire === LEN) {
       const e = c.enter();
       value = anyValue(c, e, limits);
       c.pos = e;
     } else c.skip(wire);
   }
-  return { key, value };
+  return value;
 }
 
 function link(c: Cursor, stop: number): { traceId: string; spanId: string } {
@@ -292,7 +299,8 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     record: {},
     withinLimits: true,
     links: [],
-    attributeFields: [],
+    attributeKeys: [],
+    attributeSpans: [],
   };
   try {
     while (c.pos < site.end) {
@@ -302,11 +310,13 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
       const wire = tag & 7;
       if (wire === LEN && no === SPAN.attributes) {
         const e = c.enter();
-        const { key, value } = keyValue(c, e, limits);
+        const value = keyValue(c, e, limits);
+        const key = c.key;
         // A repeated key: which one counts is the codec's to say (last defined value wins there).
         if (Object.hasOwn(span.record, key)) unusual('a repeated key');
         if (value !== undefined) span.record[key] = value;
-        span.attributeFields.push({ key, from, to: e });
+        span.attributeKeys.push(key);
+        span.attributeSpans.push(from, e);
         c.pos = e;
       } else if (wire === LEN && (no === SPAN.name || no === SPAN.traceId || no === SPAN.spanId)) {
         c.frame();
@@ -326,7 +336,7 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     // UNUSUAL, or anything else this reader did not expect: the codec decides.
     return undefined;
   }
-  if (span.attributeFields.length > limits.maxAttributesPerSpan) return undefined;
+  if (span.attributeKeys.length > limits.maxAttributesPerSpan) return undefined;
   return span;
 }
 
@@ -418,13 +428,12 @@ export function patchWireSpan(
   const index = new Map(additions.map((kv, i) => [kv.key, i]));
   const parts: Uint8Array[] = [];
   let at = site.start;
-  span.attributeFields.forEach((field) => {
-    const key = field.key;
+  span.attributeKeys.forEach((key, i) => {
     const k = index.get(key);
     if (k === undefined) return;
     index.delete(key);
-    parts.push(body.subarray(at, field.from), attributeField(additions[k]!));
-    at = field.to;
+    parts.push(body.subarray(at, span.attributeSpans[2 * i]), attributeField(additions[k]!));
+    at = span.attributeSpans[2 * i + 1]!;
   });
   parts.push(body.subarray(at, site.end));
   for (const k of index.values()) parts.push(attributeField(additions[k]!));

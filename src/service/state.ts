@@ -121,10 +121,14 @@ function exactBigints(value: unknown, depth: number): unknown {
   if (depth === 0 || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   if (Object.getPrototypeOf(value) !== Object.prototype) return value;
   let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
+  // for…in, not Object.entries: no array of pairs per object (a record's event has a dozen fields).
+  const record = value as Record<string, unknown>;
+  for (const k in record) {
+    if (!Object.hasOwn(record, k)) continue;
+    const v = record[k];
     const w = exactBigints(v, depth - 1);
     if (w === v) continue;
-    out ??= { ...value };
+    out ??= { ...record };
     out[k] = w;
   }
   return out ?? value;

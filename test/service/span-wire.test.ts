@@ -133,7 +133,8 @@ describe('readWireSpan reads what the codec decodes', () => {
       expect(wire!.spanId).toBe(decoded.spanId);
       expect(wire!.startTimeUnixNano).toBe(decoded.startTimeUnixNano);
       expect(wire!.record, `seed ${seed}`).toEqual(attributesToRecord(decoded.attributes));
-      expect(wire!.attributeFields.map((f) => f.key)).toEqual(decoded.attributes.map((kv) => kv.key));
+      expect(wire!.attributeKeys).toEqual(decoded.attributes.map((kv) => kv.key));
+      expect(wire!.attributeSpans).toHaveLength(2 * decoded.attributes.length);
       expect(wire!.links).toEqual(decoded.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId })));
     }
   });
