@@ -8,7 +8,7 @@
 //    read the body, answer 200, forward the bytes with the same keep-alive concurrency). Measured
 //    from the first request until the sink has every span. Two mixes: ordinary spans only, and
 //    batches where 16 of the 512 spans are compaction spans (pre/post pairs), so the service also
-//    correlates, journals (fsync), enriches and re-encodes.
+//    correlates, journals (fsync), enriches and splices.
 // 2. Memory per pending boundary with 5 decisions at 100 000 pending boundaries: the correlator's
 //    heap (in process, after GC) against an empty one; and the service's resident memory growth
 //    from /metrics after 100 000 pre spans were sent to it.
