@@ -83,7 +83,8 @@ function shortString(b: Buffer, start: number, stop: number): string {
   // FNV-1a over the bytes.
   let hash = 0x811c9dc5 ^ n;
   for (let i = start; i < stop; i++) hash = Math.imul(hash ^ b[i]!, 0x01000193);
-  const slot = stringSlots[hash & (STRING_SLOTS - 1)];
+  const at = hash & (STRING_SLOTS - 1);
+  const slot = stringSlots[at];
   if (slot !== undefined && slot.hash === hash && slot.bytes.length === n) {
     const bytes = slot.bytes;
     let i = 0;
@@ -91,7 +92,7 @@ function shortString(b: Buffer, start: number, stop: number): string {
     if (i === n) return slot.text;
   }
   const text = utf8(b, start, stop);
-  stringSlots[hash & (STRING_SLOTS - 1)] = {
+  stringSlots[at] = {
     hash,
     bytes: Uint8Array.prototype.slice.call(b, start, stop),
     text,

@@ -354,7 +354,7 @@ function varintBytes(n: number): Buffer {
 }
 
 /** The `Span` field of ScopeSpans (field 2, length-delimited). */
-const SPAN_TAG = (2 << 3) | LEN;
+const SPAN_TAG = Buffer.from([(2 << 3) | LEN]);
 
 /**
  * The request with each span in `replace` swapped for its new encoding (or cut out, for null),
@@ -377,8 +377,8 @@ export function splice(
     let size = 0;
     if (bytes !== null) {
       const len = varintBytes(bytes.length);
-      fresh = [Buffer.from([SPAN_TAG, ...len]), bytes];
-      size = 1 + len.length + bytes.length;
+      fresh = [SPAN_TAG, len, bytes];
+      size = SPAN_TAG.length + len.length + bytes.length;
     }
     edits.push({ from: site.tagStart, to: site.end, bytes: fresh });
     scopeDelta.set(site.scope, (scopeDelta.get(site.scope) ?? 0) + size - oldSize);
