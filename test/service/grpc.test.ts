@@ -189,6 +189,10 @@ describe('continuity serve over OTLP/gRPC, with an OTLP/HTTP downstream', () => 
     big.end();
     const continuity = createContinuity({ tracer: provider.getTracer('continuity'), runtime: 'sdk' });
     await continuity.capturePre('grpc-session', three('a'), { trigger: 'auto' });
+    // Exported (answered) before the post goes: the span processor exports each span in its own
+    // unary call, and two calls in flight may reach the service in either order (a post first is
+    // held and answered later with a check span, not enriched).
+    await provider.forceFlush();
     await continuity.observePost('grpc-session', three('a'));
     await provider.forceFlush();
     // Metrics and logs over gRPC.
@@ -278,6 +282,10 @@ describe('continuity serve over OTLP/gRPC, with an OTLP/HTTP downstream', () => 
     });
     const continuity = createContinuity({ tracer: provider.getTracer('continuity'), runtime: 'sdk' });
     await continuity.capturePre('gzip-session', three('a'), { trigger: 'auto' });
+    // Exported (answered) before the post goes: the span processor exports each span in its own
+    // unary call, and two calls in flight may reach the service in either order (a post first is
+    // held and answered later with a check span, not enriched).
+    await provider.forceFlush();
     await continuity.observePost('gzip-session', three('b'));
     await provider.forceFlush();
     await waitFor('the gzip post span enriched', () =>
