@@ -45,6 +45,7 @@ import {
   ATTR_TOKENS_BEFORE,
   ATTR_TRIGGER,
   type CompactionTrigger,
+  type DecisionField,
   decisionAttr,
   EVIDENCE_MISSING_REASONS,
   NAMESPACE,
@@ -240,7 +241,7 @@ export function classificationAttributes(
     attrs[ATTR_CONTINUITY_PRIMARY_DECISION] = classification.primaryDecision;
   }
   for (const [name, result] of Object.entries(classification.decisions)) {
-    attrs[decisionAttr(name, 'verdict')] = result.verdict;
+    attrs[decisionKeys(name).verdict] = result.verdict;
   }
   return attrs;
 }
@@ -277,6 +278,85 @@ export function isCompactionSpanName(name: string): boolean {
 }
 
 /**
+ * Every span-level key {@link readCompactionEvent} reads through
+ * {@link CompactionAttributeSource.attribute}: a source that reads spans in part (as
+ * `continuity serve` reads their bytes) keeps these and each decision's fields, and nothing else.
+ */
+export const SPAN_LEVEL_KEYS: readonly string[] = Object.freeze([
+  ATTR_SESSION_ID,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_BOUNDARY_ID,
+  ATTR_RUNTIME,
+  ATTR_TRIGGER,
+  ATTR_EVIDENCE_MISSING,
+  ATTR_NORMALIZER_VERSION,
+  ATTR_CAPTURED_AT,
+  ATTR_DECISION_NAMES,
+  ATTR_COMPACTED_AT,
+  ATTR_ACTIVITY_STATE,
+  ATTR_APPROVAL_DECISION,
+  ATTR_APPROVAL_FROM_DIGEST,
+  ATTR_APPROVAL_TO_DIGEST,
+  ATTR_APPROVAL_REF,
+  ATTR_APPROVAL_APPROVED_BY,
+  ATTR_APPROVAL_APPROVED_AT,
+]);
+
+/** The decision fields {@link readCompactionEvent} reads (`continuity.decision.<name>.<field>`). */
+export const DECISION_FIELDS_READ = Object.freeze([
+  'digest',
+  'revision',
+  'observed_at',
+  'source',
+  'approval_ref',
+] as const satisfies readonly DecisionField[]);
+
+/**
+ * The attributes {@link readCompactionEvent} reads, by key: the span-level keys it knows (session,
+ * boundary, snapshot, approval and activity keys) and each decision's fields. A plain record is
+ * one source ({@link readCompactionSpan}); `continuity serve` reads another straight from a span's
+ * protobuf bytes, which gives for every key what the record of the decoded span would hold.
+ */
+export interface CompactionAttributeSource {
+  /** The value of a span-level attribute (never a `continuity.decision.<name>.*` key), or undefined. */
+  attribute(key: string): AttributeValue | undefined;
+  /**
+   * The fields of `continuity.decision.<name>.*`, or undefined when it has none. Read at once:
+   * a source may hand out the same object for the next name.
+   */
+  decision(name: string): Readonly<DecisionAttributes> | undefined;
+}
+
+/** The attribute values of one decision, by field (`continuity.decision.<name>.<field>`). */
+export type DecisionAttributes = {
+  [F in (typeof DECISION_FIELDS_READ)[number]]?: AttributeValue | undefined;
+};
+
+type AttrRecord = Readonly<Record<string, AttributeValue | undefined>>;
+
+/** A plain record as a {@link CompactionAttributeSource}. */
+class RecordSource implements CompactionAttributeSource {
+  private readonly _fields: DecisionAttributes = {};
+  constructor(private readonly _record: AttrRecord) {}
+
+  attribute(key: string): AttributeValue | undefined {
+    return this._record[key];
+  }
+
+  decision(name: string): DecisionAttributes {
+    const keys = decisionKeys(name);
+    const r = this._record;
+    const f = this._fields;
+    f.digest = r[keys.digest];
+    f.revision = r[keys.revision];
+    f.observed_at = r[keys.observedAt];
+    f.source = r[keys.source];
+    f.approval_ref = r[keys.approvalRef];
+    return f;
+  }
+}
+
+/**
  * Reads a span into a {@link CompactionEvent}, or `undefined` for every other span and for a
  * compaction span without a usable session key (`session.id`, else `gen_ai.conversation.id`; it
  * cannot be correlated — {@link isCompactionSpanName} tells those apart to count them).
@@ -292,6 +372,20 @@ export function readCompactionSpan(
   span?: SpanRef,
 ): CompactionEvent | undefined {
   if (!isCompactionSpanName(name) || attributes === undefined || attributes === null) return undefined;
+  return readCompactionEvent(name, new RecordSource(attributes), startTime, span);
+}
+
+/**
+ * {@link readCompactionSpan} from any {@link CompactionAttributeSource}: the one place the
+ * attribute codec's reading rules live. Never throws.
+ */
+export function readCompactionEvent(
+  name: string,
+  attributes: CompactionAttributeSource,
+  startTime: SpanTimeInput | undefined,
+  span?: SpanRef,
+): CompactionEvent | undefined {
+  if (!isCompactionSpanName(name)) return undefined;
   try {
     const sessionId = readSessionId(attributes);
     if (sessionId === undefined) return undefined;
@@ -301,7 +395,7 @@ export function readCompactionSpan(
       case SPAN_COMPACTION_PRE:
         return { kind: 'pre', ...base, ...readBoundaryFields(attributes), ...readSnapshot(attributes, base) };
       case SPAN_COMPACTION_POST: {
-        const compactedAt = attributes[ATTR_COMPACTED_AT];
+        const compactedAt = attributes.attribute(ATTR_COMPACTED_AT);
         return {
           kind: 'post',
           ...base,
@@ -322,7 +416,7 @@ export function readCompactionSpan(
             };
       }
       default: {
-        const state = attributes[ATTR_ACTIVITY_STATE];
+        const state = attributes.attribute(ATTR_ACTIVITY_STATE);
         if (typeof state !== 'string' || !(ACTIVITY_STATES as readonly string[]).includes(state))
           return undefined;
         return { kind: 'activity', ...base, state: state as ActivityState };
@@ -334,20 +428,19 @@ export function readCompactionSpan(
   }
 }
 
-type AttrRecord = Readonly<Record<string, AttributeValue | undefined>>;
-
-function readSessionId(attributes: AttrRecord): string | undefined {
-  const id = attributes[ATTR_SESSION_ID];
+/** The session key a compaction span's attributes carry, as {@link readCompactionEvent} reads it. */
+export function readSessionId(attributes: CompactionAttributeSource): string | undefined {
+  const id = attributes.attribute(ATTR_SESSION_ID);
   if (typeof id === 'string' && OPAQUE_ID_PATTERN.test(id)) return id;
-  const conv = attributes[ATTR_GEN_AI_CONVERSATION_ID];
+  const conv = attributes.attribute(ATTR_GEN_AI_CONVERSATION_ID);
   if (typeof conv === 'string' && OPAQUE_ID_PATTERN.test(conv)) return conv;
   return undefined;
 }
 
-function readBoundaryFields(attributes: AttrRecord): BoundaryFields {
-  const boundaryId = attributes[ATTR_BOUNDARY_ID];
-  const runtime = attributes[ATTR_RUNTIME];
-  const trigger = attributes[ATTR_TRIGGER];
+function readBoundaryFields(attributes: CompactionAttributeSource): BoundaryFields {
+  const boundaryId = attributes.attribute(ATTR_BOUNDARY_ID);
+  const runtime = attributes.attribute(ATTR_RUNTIME);
+  const trigger = attributes.attribute(ATTR_TRIGGER);
   return {
     boundaryId: typeof boundaryId === 'string' && OPAQUE_ID_PATTERN.test(boundaryId) ? boundaryId : null,
     runtime: typeof runtime === 'string' && RUNTIME_PATTERN.test(runtime) ? runtime : null,
@@ -359,8 +452,8 @@ function missing(reason: string): SnapshotEvidence {
   return { snapshot: null, evidenceMissing: reason };
 }
 
-function readSnapshot(attributes: AttrRecord, base: EventBase): SnapshotEvidence {
-  const marked = attributes[ATTR_EVIDENCE_MISSING];
+function readSnapshot(attributes: CompactionAttributeSource, base: EventBase): SnapshotEvidence {
+  const marked = attributes.attribute(ATTR_EVIDENCE_MISSING);
   if (marked !== undefined && marked !== null) {
     return missing(
       typeof marked === 'string' && REASON_CODE_PATTERN.test(marked)
@@ -369,15 +462,15 @@ function readSnapshot(attributes: AttrRecord, base: EventBase): SnapshotEvidence
     );
   }
   const invalid = missing(EVIDENCE_MISSING_REASONS.invalidAttributes);
-  const normalizerVersion = readPositiveInt(attributes[ATTR_NORMALIZER_VERSION]);
+  const normalizerVersion = readPositiveInt(attributes.attribute(ATTR_NORMALIZER_VERSION));
   if (normalizerVersion === undefined) return invalid;
-  let capturedAt = attributes[ATTR_CAPTURED_AT];
+  let capturedAt = attributes.attribute(ATTR_CAPTURED_AT);
   if (capturedAt === undefined) {
     if (base.timeNs === null) return invalid;
     capturedAt = formatNs(base.timeNs);
   }
   if (typeof capturedAt !== 'string' || !isRfc3339Utc(capturedAt)) return invalid;
-  const names = attributes[ATTR_DECISION_NAMES];
+  const names = attributes.attribute(ATTR_DECISION_NAMES);
   if (!Array.isArray(names) || names.length > MAX_DECISIONS_READ) return invalid;
   const decisions: DecisionMap = {};
   const seen = new Set<string>();
@@ -386,12 +479,13 @@ function readSnapshot(attributes: AttrRecord, base: EventBase): SnapshotEvidence
   for (const name of names) {
     if (typeof name !== 'string' || !DECISION_NAME_PATTERN.test(name) || seen.has(name)) return invalid;
     seen.add(name);
-    const keys = decisionKeys(name);
-    const digest = attributes[keys.digest];
-    const revision = readPositiveInt(attributes[keys.revision]);
-    const observedAt = attributes[keys.observedAt];
-    const source = attributes[keys.source];
-    const approvalRef = attributes[keys.approvalRef];
+    const fields = attributes.decision(name);
+    if (fields === undefined) return invalid;
+    const digest = fields.digest;
+    const revision = readPositiveInt(fields.revision);
+    const observedAt = fields.observed_at;
+    const source = fields.source;
+    const approvalRef = fields.approval_ref;
     if (typeof digest !== 'string' || !DIGEST_PATTERN.test(digest)) return invalid;
     if (revision === undefined) return invalid;
     if (typeof observedAt !== 'string') return invalid;
@@ -420,6 +514,7 @@ interface DecisionKeys {
   observedAt: string;
   source: string;
   approvalRef: string;
+  verdict: string;
 }
 // Decision names repeat across spans; building five keys per decision per span showed up in
 // profiles. Bounded: names come from a task's decision schema, and the cache is capped.
@@ -435,19 +530,20 @@ function decisionKeys(name: string): DecisionKeys {
       observedAt: decisionAttr(name, 'observed_at'),
       source: decisionAttr(name, 'source'),
       approvalRef: decisionAttr(name, 'approval_ref'),
+      verdict: decisionAttr(name, 'verdict'),
     };
     if (decisionKeyCache.size < MAX_CACHED_NAMES) decisionKeyCache.set(name, keys);
   }
   return keys;
 }
 
-function readApproval(attributes: AttrRecord): Approval | undefined {
-  const decision = attributes[ATTR_APPROVAL_DECISION];
-  const fromDigest = attributes[ATTR_APPROVAL_FROM_DIGEST];
-  const toDigest = attributes[ATTR_APPROVAL_TO_DIGEST];
-  const approvalRef = attributes[ATTR_APPROVAL_REF];
-  const approvedBy = attributes[ATTR_APPROVAL_APPROVED_BY];
-  const approvedAt = attributes[ATTR_APPROVAL_APPROVED_AT];
+function readApproval(attributes: CompactionAttributeSource): Approval | undefined {
+  const decision = attributes.attribute(ATTR_APPROVAL_DECISION);
+  const fromDigest = attributes.attribute(ATTR_APPROVAL_FROM_DIGEST);
+  const toDigest = attributes.attribute(ATTR_APPROVAL_TO_DIGEST);
+  const approvalRef = attributes.attribute(ATTR_APPROVAL_REF);
+  const approvedBy = attributes.attribute(ATTR_APPROVAL_APPROVED_BY);
+  const approvedAt = attributes.attribute(ATTR_APPROVAL_APPROVED_AT);
   if (typeof decision !== 'string' || !DECISION_NAME_PATTERN.test(decision)) return undefined;
   if (typeof fromDigest !== 'string' || !DIGEST_PATTERN.test(fromDigest)) return undefined;
   if (typeof toDigest !== 'string' || !DIGEST_PATTERN.test(toDigest)) return undefined;

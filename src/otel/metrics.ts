@@ -145,25 +145,57 @@ export class ContinuityMetrics {
 
   /** Records one resolved boundary: the counter, the histogram (when a post arrived), evictions. */
   record(r: Resolution): void {
-    if (!this.ensure()) return;
+    this.recordAll([r]);
+  }
+
+  /**
+   * Records resolved boundaries as {@link record} does each, with one counter increment per
+   * attribute set among them (the SDK hashes the attributes of every call, sorting and
+   * serializing them: a request of the service resolves several boundaries at once, mostly alike).
+   */
+  recordAll(resolutions: readonly Resolution[]): void {
+    if (resolutions.length === 0 || !this.ensure()) return;
     const i = this._instruments!;
-    const c = r.classification;
-    i.boundaries.add(1, {
-      [METRIC_ATTR_STATE]: c.state,
-      [METRIC_ATTR_REASON]: c.reason,
-      [METRIC_ATTR_RUNTIME]: this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN),
-      [METRIC_ATTR_TRIGGER]: r.trigger ?? METRIC_VALUE_UNKNOWN,
-      [METRIC_ATTR_PRIMARY_DECISION]: this._decisions.value(c.primaryDecision ?? ''),
-    });
-    if (r.reobservationSeconds !== null) {
-      i.duration.record(r.reobservationSeconds, {
-        [METRIC_ATTR_RUNTIME]: this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN),
-        [METRIC_ATTR_TRIGGER]: r.trigger ?? METRIC_VALUE_UNKNOWN,
-      });
+    const boundaries = new Map<string, { n: number; attributes: Attributes }>();
+    const timing = new Map<string, Attributes>();
+    const evictions = new Map<string, { n: number; attributes: Attributes }>();
+    for (const r of resolutions) {
+      const c = r.classification;
+      const runtime = this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN);
+      const trigger = r.trigger ?? METRIC_VALUE_UNKNOWN;
+      const primary = this._decisions.value(c.primaryDecision ?? '');
+      const key = `${c.state}\u0000${c.reason}\u0000${runtime}\u0000${trigger}\u0000${primary}`;
+      const seen = boundaries.get(key);
+      if (seen) seen.n++;
+      else {
+        boundaries.set(key, {
+          n: 1,
+          attributes: {
+            [METRIC_ATTR_STATE]: c.state,
+            [METRIC_ATTR_REASON]: c.reason,
+            [METRIC_ATTR_RUNTIME]: runtime,
+            [METRIC_ATTR_TRIGGER]: trigger,
+            [METRIC_ATTR_PRIMARY_DECISION]: primary,
+          },
+        });
+      }
+      if (r.reobservationSeconds !== null) {
+        const at = `${runtime}\u0000${trigger}`;
+        let attributes = timing.get(at);
+        if (!attributes) {
+          attributes = { [METRIC_ATTR_RUNTIME]: runtime, [METRIC_ATTR_TRIGGER]: trigger };
+          timing.set(at, attributes);
+        }
+        i.duration.record(r.reobservationSeconds, attributes);
+      }
+      if (r.cause === 'evicted') {
+        const e = evictions.get(runtime);
+        if (e) e.n++;
+        else evictions.set(runtime, { n: 1, attributes: { [METRIC_ATTR_RUNTIME]: runtime } });
+      }
     }
-    if (r.cause === 'evicted') {
-      i.evictions.add(1, { [METRIC_ATTR_RUNTIME]: this._runtimes.value(r.runtime ?? METRIC_VALUE_UNKNOWN) });
-    }
+    for (const { n, attributes } of boundaries.values()) i.boundaries.add(n, attributes);
+    for (const { n, attributes } of evictions.values()) i.evictions.add(n, attributes);
   }
 
   private _create(meter: Meter): Instruments {

@@ -13,11 +13,14 @@ import type { Attributes } from '@opentelemetry/api';
 import type { Resolution } from '../correlate/types.js';
 import { OPAQUE_ID_PATTERN } from '../decision/model.js';
 import {
+  type CompactionAttributeSource,
   type CompactionEvent,
   checkAttributes,
   classificationAttributes,
   isCompactionSpanName,
+  readCompactionEvent,
   readCompactionSpan,
+  readSessionId,
 } from '../otel/attributes.js';
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -43,12 +46,13 @@ export interface SpanLimits {
 
 /**
  * What {@link inspectSpans} reads of a span: a decoded span (its KeyValue list), or one read from
- * its bytes (`span-wire.ts`: its attributes already as API values, and known to be within limits).
+ * its bytes (`span-wire.ts`: the attributes the codec reads, as API values, and known to be within
+ * limits).
  */
 export type InspectableSpan = Pick<OtlpSpan, 'name' | 'traceId' | 'spanId' | 'startTimeUnixNano'> &
   (
-    | { attributes: readonly OtlpKeyValue[]; record?: undefined; withinLimits?: undefined }
-    | { record: Attributes; withinLimits: true; attributes?: undefined }
+    | { attributes: readonly OtlpKeyValue[]; source?: undefined; withinLimits?: undefined }
+    | { source: CompactionAttributeSource; withinLimits: true; attributes?: undefined }
   );
 
 /** A compaction span found in a request, with the event the attribute codec read from it. */
@@ -116,15 +120,6 @@ function hasSessionKey(attributes: readonly OtlpKeyValue[]): boolean {
   return false;
 }
 
-/** {@link hasSessionKey} of a record with no repeated key (as `span-wire.ts` reads them). */
-function recordHasSessionKey(record: Attributes): boolean {
-  for (const key of [ATTR_SESSION_ID, ATTR_GEN_AI_CONVERSATION_ID]) {
-    const v = record[key];
-    if (typeof v === 'string' && OPAQUE_ID_PATTERN.test(v)) return true;
-  }
-  return false;
-}
-
 /** What {@link inspectSpans} makes of one span. */
 export interface SpanToInspect<S extends InspectableSpan = OtlpSpan> {
   /** The span's path in the request, for messages (`resourceSpans[0].scopeSpans[1].spans[4]`). */
@@ -177,10 +172,16 @@ export function inspectSpans<S extends InspectableSpan>(
       reject(index, SERVICE_REJECT_REASONS.attributeLimit, problem);
       return;
     }
-    const record = span.record ?? attributesToRecord(span.attributes);
-    const event = readCompactionSpan(span.name, record, span.startTimeUnixNano, spanRef(span));
+    const event = span.source
+      ? readCompactionEvent(span.name, span.source, span.startTimeUnixNano, spanRef(span))
+      : readCompactionSpan(
+          span.name,
+          attributesToRecord(span.attributes),
+          span.startTimeUnixNano,
+          spanRef(span),
+        );
     if (event !== undefined) events.push({ event, span, index });
-    else if (!(span.record ? recordHasSessionKey(span.record) : hasSessionKey(span.attributes))) {
+    else if (!(span.source ? readSessionId(span.source) !== undefined : hasSessionKey(span.attributes))) {
       reject(
         index,
         SERVICE_REJECT_REASONS.missingSessionKey,

@@ -581,7 +581,7 @@ export class ContinuityService {
     const accepted = walked.spans - inspection.rejected.size;
     return this._apply(accepted, inspection.events, inspection, (resolutions, checks) => {
       const { edits, rest: needChecks } = planPostEnrichment(inspection.events, resolutions);
-      const replace = new Map<SpanSite, Uint8Array | null>();
+      const replace = new Map<SpanSite, Uint8Array | Uint8Array[] | null>();
       for (const i of inspection.rejected) replace.set(walked.compaction[i]!, null);
       for (const { found, attributes, links } of edits) {
         const { site, wire, decoded } = items[found.index]!;
@@ -837,9 +837,7 @@ function defaultContinuityMetrics(
   // Create the instruments now, so the gauges are scrapeable before the first boundary resolves.
   continuity.ensure();
   return {
-    record: (resolutions) => {
-      for (const r of resolutions) continuity.record(r);
-    },
+    record: (resolutions) => continuity.recordAll(resolutions),
   };
 }
 

@@ -357,7 +357,8 @@ function varintBytes(n: number): Buffer {
 const SPAN_TAG = Buffer.from([(2 << 3) | LEN]);
 
 /**
- * The request with each span in `replace` swapped for its new encoding (or cut out, for null),
+ * The request with each span in `replace` swapped for its new encoding (one buffer or its parts in
+ * order; or cut out, for null),
  * and the lengths of the ScopeSpans and ResourceSpans around them rewritten. Everything else is
  * the request's own bytes. Returned as the parts that make the new request back to back (views
  * into `body` between the new pieces), not copied into one buffer: the forwarder writes parts as
@@ -366,7 +367,7 @@ const SPAN_TAG = Buffer.from([(2 << 3) | LEN]);
 export function splice(
   body: Buffer,
   walked: Walked,
-  replace: ReadonlyMap<SpanSite, Uint8Array | null>,
+  replace: ReadonlyMap<SpanSite, Uint8Array | readonly Uint8Array[] | null>,
 ): Uint8Array[] {
   if (replace.size === 0) return [body];
   const edits: Array<{ from: number; to: number; bytes: Uint8Array[] }> = [];
@@ -376,9 +377,13 @@ export function splice(
     let fresh: Uint8Array[] = [];
     let size = 0;
     if (bytes !== null) {
-      const len = varintBytes(bytes.length);
-      fresh = [SPAN_TAG, len, bytes];
-      size = SPAN_TAG.length + len.length + bytes.length;
+      // A new encoding in one piece, or as parts back to back (see `patchWireSpan`).
+      const pieces: readonly Uint8Array[] = bytes instanceof Uint8Array ? [bytes] : bytes;
+      let length = 0;
+      for (const p of pieces) length += p.length;
+      const len = varintBytes(length);
+      fresh = [SPAN_TAG, len, ...pieces];
+      size = SPAN_TAG.length + len.length + length;
     }
     edits.push({ from: site.tagStart, to: site.end, bytes: fresh });
     scopeDelta.set(site.scope, (scopeDelta.get(site.scope) ?? 0) + size - oldSize);

@@ -42,6 +42,7 @@ import {
 import { type FileHandle, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { compactionEventJson, lineChecksum } from './journal-json.js';
 
 /** One record: an input of the correlator, in the order it was applied. */
 export type StateRecord = { op: 'observe'; at: number; event: unknown } | { op: 'expire'; at: number };
@@ -149,17 +150,33 @@ function parse(text: string): unknown {
 /** One-shot hashing (`crypto.hash`, Node 20.12 and later) costs half a Hash object per line. */
 const hashOnce = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
-function checksum(text: string): string {
+/** The checksum lines carried before CRC-32: the first 16 hex digits of a SHA-256 (read only). */
+function legacyChecksum(text: string): string {
   const hex = hashOnce
     ? hashOnce('sha256', text, 'hex')
     : crypto.createHash('sha256').update(text).digest('hex');
   return hex.slice(0, 16);
 }
 
-/** A checksummed line: `<16 hex checksum> <json>\n`. */
+/** A checksummed line: `<8 hex CRC-32> <json>\n` (see {@link lineChecksum}). */
 function encodeLine(value: unknown): string {
   const json = stringify(value);
-  return `${checksum(json)} ${json}\n`;
+  return `${lineChecksum(json)} ${json}\n`;
+}
+
+/**
+ * The line of a journal record. An observe record of a pre or post event (nearly every record) is
+ * written by hand, to the same text `JSON.stringify` gives (see `journal-json.ts`).
+ */
+function recordLine(record: StateRecord, seq: number): string {
+  if (record.op === 'observe') {
+    const event = compactionEventJson(record.event);
+    if (event !== undefined && Number.isFinite(record.at)) {
+      const json = `{"op":"observe","at":${record.at},"event":${event},"seq":${seq}}`;
+      return `${lineChecksum(json)} ${json}\n`;
+    }
+  }
+  return encodeLine({ ...record, seq });
 }
 
 function fsyncDir(dir: string): void {
@@ -269,7 +286,7 @@ export class PendingStore {
   record(record: StateRecord): number {
     if (this._closed) throw new Error('pending state store is closed');
     const seq = ++this._seq;
-    this._buffer.push(encodeLine({ ...record, seq }));
+    this._buffer.push(recordLine(record, seq));
     this._bufferLastSeq = seq;
     // The write starts once the caller's synchronous run of records is over (a request records
     // all its events in one go), so they share one synchronous write.
@@ -500,10 +517,12 @@ function isAlive(pid: number): boolean {
 }
 
 function readChecked(line: string): unknown | undefined {
+  // `<8 hex CRC-32> <json>`, or `<16 hex SHA-256 prefix> <json>` as lines were written before.
   const space = line.indexOf(' ');
-  if (space !== 16) return undefined;
-  const json = line.slice(17);
-  if (checksum(json) !== line.slice(0, 16)) return undefined;
+  if (space !== 8 && space !== 16) return undefined;
+  const json = line.slice(space + 1);
+  const sum = space === 8 ? lineChecksum(json) : legacyChecksum(json);
+  if (sum !== line.slice(0, space)) return undefined;
   try {
     return parse(json);
   } catch {

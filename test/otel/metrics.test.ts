@@ -25,8 +25,10 @@ import {
   METRIC_ATTR_SESSION_ID,
   METRIC_ATTR_STATE,
   METRIC_BOUNDARIES,
+  METRIC_EVICTIONS,
   METRIC_MAX_CUSTOM_VALUES,
   METRIC_NEEDS_HUMAN,
+  METRIC_REOBSERVATION_DURATION,
   METRIC_SESSIONS,
   METRIC_VALUE_OTHER,
   SPAN_ACTIVITY,
@@ -253,5 +255,58 @@ describe('ContinuityMetrics labels clients choose', () => {
     const other = points.filter((pt) => pt.attributes[METRIC_ATTR_RUNTIME] === METRIC_VALUE_OTHER);
     expect(other.reduce((n, pt) => n + pt.value, 0)).toBe(500 - METRIC_MAX_CUSTOM_VALUES);
     await p.close();
+  });
+});
+
+describe('ContinuityMetrics.recordAll', () => {
+  it('exports what recording each resolution alone exports: counts, durations, evictions', async () => {
+    const make = (i: number): Resolution => ({
+      sessionId: `s${i}`,
+      boundaryId: null,
+      runtime: ['sdk', 'claude-code', null][i % 3] ?? null,
+      trigger: i % 2 ? 'auto' : null,
+      classification: {
+        state: i % 4 ? 'preserved' : 'dropped',
+        action: 'continue',
+        reason: i % 4 ? 'all_preserved' : 'absent_after_compaction',
+        primaryDecision: i % 4 ? null : 'scope',
+        decisions: {},
+      } as unknown as Resolution['classification'],
+      cause: i % 7 === 0 ? 'evicted' : 'post',
+      resolvedAtPost: true,
+      preSpan: null,
+      postSpan: null,
+      reobservationSeconds: i % 5 === 0 ? null : i * 0.7,
+      approvalCount: 0,
+      evidenceMissing: null,
+      evidence: { pre: null, post: null, approvals: [] },
+      activity: ACTIVITY_STATE_UNKNOWN,
+    });
+    const resolutions = Array.from({ length: 60 }, (_, i) => make(i));
+    const exported = async (recordWith: (m: ContinuityMetrics) => void) => {
+      const p = pipeline();
+      recordWith(new ContinuityMetrics(new Source(), { meterProvider: p.meterProvider }));
+      const out: Record<string, unknown> = {};
+      for (const name of [METRIC_BOUNDARIES, METRIC_REOBSERVATION_DURATION, METRIC_EVICTIONS]) {
+        const points = await p.collect(name);
+        out[name] = points
+          .map((pt) => ({ attributes: pt.attributes, value: pt.value }))
+          .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
+      }
+      await p.close();
+      return out;
+    };
+    const one = await exported((m) => {
+      for (const r of resolutions) m.record(r);
+    });
+    const all = await exported((m) => {
+      m.recordAll(resolutions.slice(0, 25));
+      m.recordAll(resolutions.slice(25));
+    });
+    expect(all).toEqual(one);
+    // Something was recorded in each: the comparison is not of empty exports.
+    expect((one[METRIC_BOUNDARIES] as unknown[]).length).toBeGreaterThan(3);
+    expect((one[METRIC_REOBSERVATION_DURATION] as unknown[]).length).toBeGreaterThan(1);
+    expect((one[METRIC_EVICTIONS] as unknown[]).length).toBeGreaterThan(1);
   });
 });

@@ -6,12 +6,24 @@
  */
 import { Writer } from 'protobufjs/light.js';
 import { describe, expect, it } from 'vitest';
-import { snapshotAttributes } from '../../src/otel/attributes.js';
+import {
+  activityAttributes,
+  approvalAttributes,
+  DECISION_FIELDS_READ,
+  readCompactionEvent,
+  readCompactionSpan,
+  SPAN_LEVEL_KEYS,
+  snapshotAttributes,
+} from '../../src/otel/attributes.js';
 import {
   ATTR_CONTINUITY_ACTION,
   ATTR_CONTINUITY_STATE,
+  decisionAttr,
+  parseDecisionAttr,
+  SPAN_ACTIVITY,
   SPAN_COMPACTION_POST,
   SPAN_COMPACTION_PRE,
+  SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
 import {
   attributesToRecord,
@@ -22,7 +34,7 @@ import {
 } from '../../src/otlp/index.js';
 import type { OtlpKeyValue, OtlpSpan } from '../../src/otlp/types.js';
 import { applyPostEnrichment } from '../../src/service/enrich.js';
-import { patchWireSpan, readWireSpan } from '../../src/service/span-wire.js';
+import { patchWireSpan, readWireSpan, type WireSpan } from '../../src/service/span-wire.js';
 import { type SpanSite, walkTraceRequest } from '../../src/service/splice.js';
 import { snap } from '../correlate/helpers.js';
 
@@ -119,6 +131,32 @@ function inRequest(spanBytes: Uint8Array): { body: Buffer; site: SpanSite } {
   return { body, site: walked.compaction[0]! };
 }
 
+/**
+ * The wire reader answers what the record of the decoded span holds, for every key the codec
+ * reads, and the codec reads the same event from either.
+ */
+function expectSameReading(wire: WireSpan, decoded: OtlpSpan, what: string): void {
+  const record = attributesToRecord(decoded.attributes);
+  for (const key of SPAN_LEVEL_KEYS)
+    expect(wire.source.attribute(key), `${what}: ${key}`).toEqual(record[key]);
+  const names = new Set(
+    Object.keys(record)
+      .map((k) => parseDecisionAttr(k)?.name)
+      .filter((n) => n !== undefined),
+  );
+  for (const name of names) {
+    for (const field of DECISION_FIELDS_READ) {
+      expect(wire.source.decision(name)?.[field], `${what}: ${name}.${field}`).toEqual(
+        record[decisionAttr(name, field)],
+      );
+    }
+  }
+  const ref = { traceId: decoded.traceId, spanId: decoded.spanId };
+  expect(readCompactionEvent(wire.name, wire.source, wire.startTimeUnixNano, ref), what).toEqual(
+    readCompactionSpan(decoded.name, record, decoded.startTimeUnixNano, ref),
+  );
+}
+
 describe('readWireSpan reads what the codec decodes', () => {
   it('for 300 generated compaction spans of every attribute kind', () => {
     for (let seed = 0; seed < 300; seed++) {
@@ -132,7 +170,35 @@ describe('readWireSpan reads what the codec decodes', () => {
       expect(wire!.traceId).toBe(decoded.traceId);
       expect(wire!.spanId).toBe(decoded.spanId);
       expect(wire!.startTimeUnixNano).toBe(decoded.startTimeUnixNano);
-      expect(wire!.record, `seed ${seed}`).toEqual(attributesToRecord(decoded.attributes));
+      expectSameReading(wire!, decoded, `seed ${seed}`);
+      // The same span as an approval and as an activity span, with their own attributes.
+      for (const [name, attrs] of [
+        [
+          SPAN_DECISION_APPROVAL,
+          approvalAttributes(`s-${seed}`, {
+            decision: 'scope',
+            fromDigest: `sha256:${'a'.repeat(64)}`,
+            toDigest: `sha256:${'b'.repeat(64)}`,
+            approvalRef: `ticket-${seed}`,
+            approvedBy: seed % 3 ? 'alice' : 'bad id!',
+            approvedAt: '2026-11-30T10:00:00Z',
+          }),
+        ],
+        [SPAN_ACTIVITY, activityAttributes(`s-${seed}`, seed % 3 ? 'working' : ('odd' as never))],
+      ] as const) {
+        const other = {
+          ...span,
+          name,
+          attributes: [...span.attributes.slice(-3), ...recordToAttributes(attrs)],
+        };
+        const otherBytes = encodeSpan(other);
+        const at = inRequest(otherBytes);
+        expectSameReading(
+          readWireSpan(at.body, at.site, LIMITS)!,
+          decodeSpan(otherBytes),
+          `seed ${seed} ${name}`,
+        );
+      }
       expect(wire!.attributeKeys).toEqual(decoded.attributes.map((kv) => kv.key));
       expect(wire!.attributeSpans).toHaveLength(2 * decoded.attributes.length);
       expect(wire!.links).toEqual(decoded.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId })));
@@ -140,16 +206,17 @@ describe('readWireSpan reads what the codec decodes', () => {
   });
 
   it('reads every string as the codec does though the short ones are kept: many more than are kept, read again in any order', () => {
-    // 6000 distinct short keys and values (two to three bytes a character, some of them), in
-    // spans read three times in shuffled order: slots are shared, overwritten and found again.
+    // 6000 distinct short keys and values the codec reads (decision fields of random names; two
+    // to three bytes a character, some of them), in spans read three times in shuffled order:
+    // slots are shared, overwritten and found again.
     const r = rng(11);
     const spans = Array.from({ length: 200 }, (_, i) => {
       const span = compactionSpan(1000 + i, 'pre');
       for (let k = 0; k < 15; k++) {
         const n = Math.floor(r() * 1e9);
         span.attributes.push({
-          key: `k.${n.toString(36)}${'ü'.repeat(n % 3)}`,
-          value: { stringValue: `✓${n}` },
+          key: `continuity.decision.d${n.toString(36)}.${k % 2 ? 'source' : 'observed_at'}`,
+          value: { stringValue: `✓${n}${'ü'.repeat(n % 3)}` },
         });
       }
       return inRequest(encodeSpan(span));
@@ -159,19 +226,50 @@ describe('readWireSpan reads what the codec decodes', () => {
       for (const i of order) {
         const { body, site } = spans[i]!;
         const decoded = decodeSpan(body.subarray(site.start, site.end));
-        expect(readWireSpan(body, site, LIMITS)!.record, `span ${i}`).toEqual(
-          attributesToRecord(decoded.attributes),
-        );
+        expectSameReading(readWireSpan(body, site, LIMITS)!, decoded, `span ${i}`);
       }
     }
     // Bytes that are not UTF-8 are never taken for the valid string read before them.
     const odd = compactionSpan(5, 'pre');
-    odd.attributes.push({ key: 'x.odd', value: { stringValue: 'prüfung' } });
+    odd.attributes.push({ key: 'continuity.decision.odd.source', value: { stringValue: 'prüfung' } });
     const { body, site } = inRequest(encodeSpan(odd));
-    expect(readWireSpan(body, site, LIMITS)!.record['x.odd']).toBe('prüfung');
+    expect(readWireSpan(body, site, LIMITS)!.source.decision('odd')?.source).toBe('prüfung');
     const broken = Buffer.from(body);
     broken[broken.indexOf(Buffer.from('prüfung')) + 3] = 0x28; // 0xc3 0x28: not UTF-8
     expect(readWireSpan(broken, site, LIMITS)).toBeUndefined();
+  });
+
+  it('keeps of the attributes only what the codec reads, and the codec reads nothing else', () => {
+    // Every key the codec asks for, over spans of every kind with extra attributes, is one the
+    // reader keeps: a key missing from SPAN_LEVEL_KEYS would read as absent from the bytes.
+    const asked = new Set<string>();
+    const decisionFields = new Set<string>();
+    for (let seed = 0; seed < 200; seed++) {
+      const span = compactionSpan(seed, seed % 2 ? 'post' : 'pre');
+      const names = [SPAN_COMPACTION_PRE, SPAN_COMPACTION_POST, SPAN_DECISION_APPROVAL, SPAN_ACTIVITY];
+      const record = attributesToRecord(span.attributes);
+      const fields: Record<string, unknown> = {};
+      readCompactionEvent(
+        names[seed % 4]!,
+        {
+          attribute: (key) => {
+            asked.add(key);
+            return record[key];
+          },
+          decision: (name) =>
+            new Proxy(fields, {
+              get: (_t, field) => {
+                decisionFields.add(String(field));
+                return record[decisionAttr(name, field as 'digest')];
+              },
+            }),
+        },
+        span.startTimeUnixNano,
+      );
+    }
+    expect([...asked].every((k) => SPAN_LEVEL_KEYS.includes(k))).toBe(true);
+    expect(asked.size).toBeGreaterThan(10);
+    expect([...decisionFields].sort()).toEqual([...DECISION_FIELDS_READ].sort());
   });
 
   /** A post span's bytes with one more attribute written by hand. */
@@ -285,13 +383,19 @@ describe('patchWireSpan writes what the codec path writes', () => {
         [ATTR_CONTINUITY_ACTION]: 'continue',
         // Sometimes a key the span already has: it is replaced where it was.
         ...(r() < 0.5 && span.attributes[0] && { [span.attributes[0].key]: 'replaced' }),
+        // Sometimes values of other kinds, written as the codec writes them.
+        ...(r() < 0.3 && {
+          'continuity.test.count': Math.floor(r() * 1000),
+          'continuity.test.flag': r() < 0.5,
+        }),
+        ...(r() < 0.2 && { 'continuity.test.list': ['a', 'b'], 'continuity.test.ratio': r() }),
       };
       const links = [
         { traceId: hex(seed + 9, 32), spanId: hex(seed + 9, 16) },
         // Sometimes a link the span already has: not added twice.
         ...span.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
       ];
-      const patched = patchWireSpan(body, site, wire, record, links);
+      const patched = Buffer.concat(patchWireSpan(body, site, wire, record, links));
 
       const expected = decodeSpan(bytes);
       applyPostEnrichment(expected, { attributes: record, links });
@@ -311,7 +415,9 @@ describe('patchWireSpan writes what the codec path writes', () => {
     if (!walked.ok) throw new Error(walked.error);
     const site = walked.compaction[1]!;
     const wire = readWireSpan(body, site, LIMITS)!;
-    const patched = patchWireSpan(body, site, wire, { [ATTR_CONTINUITY_STATE]: 'dropped' }, []);
+    const patched = Buffer.concat(
+      patchWireSpan(body, site, wire, { [ATTR_CONTINUITY_STATE]: 'dropped' }, []),
+    );
     const expected = decodeSpan(body.subarray(site.start, site.end));
     applyPostEnrichment(expected, { attributes: { [ATTR_CONTINUITY_STATE]: 'dropped' }, links: [] });
     expect(decodeSpan(patched)).toEqual(expected);
