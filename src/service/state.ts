@@ -42,7 +42,7 @@ import {
 import { type FileHandle, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { compactionEventJson, lineChecksum } from './journal-json.js';
+import { JournalLines, lineChecksum } from './journal-line.js';
 
 /** One record: an input of the correlator, in the order it was applied. */
 export type StateRecord = { op: 'observe'; at: number; event: unknown } | { op: 'expire'; at: number };
@@ -164,21 +164,6 @@ function encodeLine(value: unknown): string {
   return `${lineChecksum(json)} ${json}\n`;
 }
 
-/**
- * The line of a journal record. An observe record of a pre or post event (nearly every record) is
- * written by hand, to the same text `JSON.stringify` gives (see `journal-json.ts`).
- */
-function recordLine(record: StateRecord, seq: number): string {
-  if (record.op === 'observe') {
-    const event = compactionEventJson(record.event);
-    if (event !== undefined && Number.isFinite(record.at)) {
-      const json = `{"op":"observe","at":${record.at},"event":${event},"seq":${seq}}`;
-      return `${lineChecksum(json)} ${json}\n`;
-    }
-  }
-  return encodeLine({ ...record, seq });
-}
-
 function fsyncDir(dir: string): void {
   // A rename or a new file is durable only once its directory entry is.
   const fd = openSync(dir, constants.O_RDONLY);
@@ -236,7 +221,8 @@ export class PendingStore {
   private _journal: FileHandle | undefined;
   /** Bytes of the journal file known durable (a failed write is truncated back to this). */
   private _journalBytes = 0;
-  private _buffer: string[] = [];
+  /** Lines recorded and not yet written (see `journal-line.ts`). */
+  private readonly _lines = new JournalLines();
   private _bufferLastSeq = 0;
   private _writing: Promise<void> | undefined;
   private _kickQueued = false;
@@ -286,7 +272,7 @@ export class PendingStore {
   record(record: StateRecord): number {
     if (this._closed) throw new Error('pending state store is closed');
     const seq = ++this._seq;
-    this._buffer.push(recordLine(record, seq));
+    this._lines.append(record, seq, stringify);
     this._bufferLastSeq = seq;
     // The write starts once the caller's synchronous run of records is over (a request records
     // all its events in one go), so they share one synchronous write.
@@ -331,10 +317,10 @@ export class PendingStore {
   }
 
   private _kick(): void {
-    if (this._writing || this._buffer.length === 0 || this._failed) return;
+    if (this._writing || this._lines.length === 0 || this._failed) return;
     this._writing = this._writeLoop().finally(() => {
       this._writing = undefined;
-      if (this._buffer.length > 0 && !this._failed) this._kick();
+      if (this._lines.length > 0 && !this._failed) this._kick();
     });
   }
 
@@ -343,7 +329,7 @@ export class PendingStore {
     // Records whose write is still queued for the microtask go now.
     this._kick();
     while (this._writing) await this._writing;
-    if (this._failed && this._buffer.length > 0) {
+    if (this._failed && this._lines.length > 0) {
       this._failed = undefined;
       this._kick();
       while (this._writing) await this._writing;
@@ -352,18 +338,17 @@ export class PendingStore {
 
   /** Group commit: everything buffered goes in one write (`O_DSYNC`, else a write and an fdatasync). */
   private async _writeLoop(): Promise<void> {
-    while (this._buffer.length > 0 && !this._failed) {
-      const lines = this._buffer;
+    while (this._lines.length > 0 && !this._failed) {
       const lastSeq = this._bufferLastSeq;
-      this._buffer = [];
-      const buf = Buffer.from(lines.join(''));
+      const buf = this._lines.take();
       try {
         await writeFully(this._journal!, buf);
         if (!JOURNAL_DSYNC) await this._journal!.datasync();
       } catch (e) {
-        this._fail(lines, e);
+        this._fail(buf, e);
         return;
       }
+      this._lines.release();
       this._journalBytes += buf.length;
       this._durableSeq = lastSeq;
       const ready = this._waiters.filter((w) => w.seq <= lastSeq);
@@ -381,12 +366,12 @@ export class PendingStore {
   }
 
   /**
-   * A write failed: nothing of it counts. The lines go back to the front of the buffer (in order),
+   * A write failed: nothing of it counts. Its lines go back in front of those recorded since (in order),
    * the file is cut back to its durable length (a torn tail would corrupt the next record), the
    * waiters are refused, and the write is retried later.
    */
-  private _fail(lines: string[], e: unknown): void {
-    this._buffer = lines.concat(this._buffer);
+  private _fail(unwritten: Buffer, e: unknown): void {
+    this._lines.restore(unwritten);
     this._failed = new Error(`cannot write the pending-state journal in ${this._dir}: ${errorCode(e)}`);
     for (const w of this._waiters) w.reject(this._failed);
     this._waiters = [];

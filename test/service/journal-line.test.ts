@@ -1,9 +1,11 @@
 /**
- * The journal's hand-written JSON of pre and post events (`journal-json.ts`) against
- * `JSON.stringify` as the oracle: for every event the attribute codec reads, from well-formed
- * attributes and from attributes with hostile values in every field (quotes, backslashes,
- * control characters, lone surrogates, non-ASCII), the text is the same or the event is left to
- * `JSON.stringify`. And the line checksum: CRC-32, by zlib and by the table alike.
+ * The journal's lines written as bytes (`journal-line.ts`) against `JSON.stringify` as the
+ * oracle: for every event the attribute codec reads, from well-formed attributes and from
+ * attributes with hostile values in every field (quotes, backslashes, control characters, lone
+ * surrogates, non-ASCII), and for hostile events made by hand, each line is the checksum and the
+ * text `JSON.stringify` gives. The checksum is CRC-32, by zlib and by the table alike; lines
+ * written before with a SHA-256 checksum are still read; bytes taken and not written go back in
+ * front, in order.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +15,7 @@ import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { readCompactionSpan, snapshotAttributes } from '../../src/otel/attributes.js';
 import { SPAN_COMPACTION_POST, SPAN_COMPACTION_PRE } from '../../src/otel/semconv.js';
-import { compactionEventJson, lineChecksum, lineChecksumByTable } from '../../src/service/journal-json.js';
+import { JournalLines, lineChecksum, lineChecksumByTable } from '../../src/service/journal-line.js';
 import { PendingStore } from '../../src/service/state.js';
 import { tempDir } from './harness.js';
 
@@ -82,10 +84,23 @@ function attributes(r: () => number, phase: 'pre' | 'post'): Attributes {
   return attrs;
 }
 
-describe('compactionEventJson', () => {
+/** The line the journal must hold for a record: the checksum and the text of JSON.stringify. */
+const expectedLine = (record: object, seq: number) => {
+  const json = oracle({ ...record, seq });
+  return `${lineChecksum(json)} ${json}\n`;
+};
+
+/** What JournalLines writes for these records, as text. */
+function written(records: Array<{ op: string; at: number; event?: unknown }>, firstSeq = 1): string {
+  const lines = new JournalLines(64);
+  for (const [i, r] of records.entries()) lines.append(r, firstSeq + i, oracle);
+  return lines.take().toString('utf8');
+}
+
+describe('JournalLines', () => {
   it('writes what JSON.stringify writes for every pre and post event the codec reads, hostile values included', () => {
-    let written = 0;
     let events = 0;
+    const records: Array<{ op: string; at: number; event: unknown }> = [];
     for (let seed = 0; seed < 4000; seed++) {
       const r = rng(seed);
       const phase = seed % 2 ? 'post' : 'pre';
@@ -99,31 +114,64 @@ describe('compactionEventJson', () => {
       );
       if (event === undefined) continue;
       events++;
-      const json = compactionEventJson(event);
-      expect(json, `seed ${seed}`).toBe(oracle(event));
-      written++;
+      records.push({ op: 'observe', at: 1764500000000 + seed, event });
     }
-    // Both kinds of outcome were exercised: plenty of events, malformed evidence among them.
     expect(events).toBeGreaterThan(3000);
-    expect(written).toBe(events);
+    // One buffer for all (it grows from 64 bytes), each line as the oracle writes it.
+    expect(written(records, 7)).toBe(records.map((rec, i) => expectedLine(rec, 7 + i)).join(''));
   });
 
-  it('leaves to JSON.stringify what it does not know', () => {
-    expect(
-      compactionEventJson({ kind: 'approval', sessionId: 's', timeNs: null, approval: null }),
-    ).toBeUndefined();
-    expect(compactionEventJson({ kind: 'pre', sessionId: 's', extra: 1 })).toBeUndefined();
-    expect(compactionEventJson({ kind: 'pre', sessionId: 7 })).toBeUndefined();
-    expect(compactionEventJson({ kind: 'post', sessionId: 's', timeNs: 5 })).toBeUndefined();
-    expect(
-      compactionEventJson({
-        kind: 'pre',
-        sessionId: 's',
-        snapshot: { sessionId: 's', decisions: { a: { revision: Number.NaN } } },
-      }),
-    ).toBeUndefined();
-    expect(compactionEventJson([])).toBeUndefined();
-    expect(compactionEventJson(null)).toBeUndefined();
+  it('writes hostile events made by hand, and records of any other kind, as JSON.stringify does', () => {
+    const pre = readCompactionSpan(
+      SPAN_COMPACTION_PRE,
+      attributes(rng(1), 'pre'),
+      '1764500000000000001',
+    ) as unknown as Record<string, unknown>;
+    const snapshot = {
+      sessionId: 's',
+      capturedAt: '2026-11-30T10:00:00Z',
+      normalizerVersion: 1,
+      decisions: {},
+    };
+    const hostile: Array<{ op: string; at: number; event?: unknown }> = [
+      // Strings the fast path does not write itself, in every position.
+      ...HOSTILE.map((h) => ({ op: 'observe', at: 1, event: { ...pre, sessionId: h } })),
+      ...HOSTILE.map((h) => ({
+        op: 'observe',
+        at: 1,
+        event: {
+          ...pre,
+          snapshot: { ...snapshot, decisions: { [h]: { digest: 'd', revision: 1, observedAt: h } } },
+        },
+      })),
+      { op: 'observe', at: 1, event: { ...pre, extra: { nested: 2n ** 70n } } },
+      { op: 'observe', at: 1, event: { ...pre, timeNs: 5 } },
+      { op: 'observe', at: 1, event: { ...pre, snapshot: { ...snapshot, normalizerVersion: Number.NaN } } },
+      { op: 'observe', at: Number.POSITIVE_INFINITY, event: pre },
+      { op: 'observe', at: 2, event: { kind: 'approval', sessionId: 's', timeNs: null, approval: null } },
+      { op: 'observe', at: 2, event: null },
+      { op: 'expire', at: 3 },
+      { op: 'observe', at: 4, event: { ...pre, constructor: 'x' } },
+      { op: 'observe', at: 4, event: Object.assign(Object.create({ inherited: 1 }), pre) },
+    ];
+    for (const [i, rec] of hostile.entries())
+      expect(written([rec], i + 1), `record ${i}`).toBe(expectedLine(rec, i + 1));
+  });
+
+  it('gives bytes taken and not written back in front of those appended since', () => {
+    const lines = new JournalLines(64);
+    lines.append({ op: 'expire', at: 1 }, 1, oracle);
+    const taken = lines.take();
+    lines.append({ op: 'expire', at: 2 }, 2, oracle);
+    lines.restore(taken);
+    lines.append({ op: 'expire', at: 3 }, 3, oracle);
+    expect(lines.take().toString()).toBe(
+      [1, 2, 3].map((n) => expectedLine({ op: 'expire', at: n }, n)).join(''),
+    );
+    lines.release();
+    // Once released, the buffers take turns and what was written is not written again.
+    lines.append({ op: 'expire', at: 4 }, 4, oracle);
+    expect(lines.take().toString()).toBe(expectedLine({ op: 'expire', at: 4 }, 4));
   });
 });
 
