@@ -148,100 +148,165 @@ class Walk {
 
   message(type: number, end: number, depth: number): void {
     if (depth > MAX_DEPTH) throw new Invalid(`messages nested deeper than ${MAX_DEPTH}`);
-    const b = this._b;
-    const table = TABLE[type]!;
-    let nameStart = -1;
-    let nameEnd = -1;
-    while (this.pos < end) {
-      const tagStart = this.pos;
-      // Every OTLP tag is one or two bytes; the one-byte case is read inline (the walk's hot path).
-      const first = b[tagStart]!;
-      let tag: number;
-      if (first < 0x80) {
-        tag = first;
-        this.pos = tagStart + 1;
-      } else tag = this.varint(end);
-      const no = tag < 0x100000000 ? tag >>> 3 : Math.floor(tag / 8);
-      const wire = tag & 7;
-      if (no === 0) throw new Invalid('field number 0');
-      const known = no < table.length ? table[no]! : -1;
-      if (known >= 16 || known === LEN) {
-        if (wire !== LEN) throw new Invalid(`field ${no} of ${NAMES[type]}: wrong wire type ${wire}`);
-      } else if (known >= 0 && wire !== known) {
-        throw new Invalid(`field ${no} of ${NAMES[type]}: wrong wire type ${wire}`);
-      }
-      switch (wire) {
-        case VARINT:
-          this.varint(end);
-          break;
-        case I64:
-          this.pos += 8;
-          break;
-        case I32:
-          this.pos += 4;
-          break;
-        case LEN: {
-          const lenStart = this.pos;
-          const lenByte = this.pos < end ? b[this.pos]! : 0x80;
-          let len: number;
-          if (lenByte < 0x80) {
-            len = lenByte;
-            this.pos++;
-          } else len = this.varint(end);
-          const start = this.pos;
-          const stop = start + len;
-          if (stop > end) throw new Invalid(`field ${no} of ${NAMES[type]}: length past the end`);
-          if (known >= 16) {
-            const child = known - 16;
-            if (child === M_SPAN) {
-              // Only a span's offsets are kept (no object): a frame is built for compaction spans.
-              this._spanTag = tagStart;
-              this._spanLen = lenStart;
-              this._spanIndex++;
-            } else if (child === M_RESOURCE_SPANS)
-              this.resources.push({ tagStart, lenStart, start, end: stop });
-            else if (child === M_SCOPE_SPANS) {
-              this.scopes.push({ tagStart, lenStart, start, end: stop });
-              this._spanIndex = 0;
-            }
-            // A plain attribute is checked here, without a frame of its own (most of a request).
-            if (child !== M_KEY_VALUE || !this._plainKeyValue(stop, depth + 1)) {
-              this.message(child, stop, depth + 1);
-            }
-          } else if (type === M_SPAN && no === SPAN_NAME) {
-            nameStart = start;
-            nameEnd = stop;
-          }
-          this.pos = stop;
-          break;
-        }
-        default:
-          throw new Invalid(
-            `field ${no} of ${NAMES[type]}: wire type ${wire} (${wire === 3 || wire === 4 ? 'groups are not OTLP' : 'no such wire type'})`,
-          );
-      }
-      if (this.pos > end) throw new Invalid(`field ${no} of ${NAMES[type]}: past the end`);
-    }
     if (type === M_SPAN) {
-      this.spans++;
-      if (nameStart >= 0 && this._prefixed(nameStart, nameEnd)) {
-        const name = b.toString('utf8', nameStart, nameEnd);
-        if (isCompactionSpanName(name)) {
-          const lenStart = this._spanLen;
-          this.compaction.push({
-            tagStart: this._spanTag,
-            lenStart,
-            start: lenStart + varintLength(b, lenStart),
-            end,
-            resource: this.resources.length - 1,
-            scope: this.scopes.length - 1,
-            index: this._spanIndex - 1,
-            name,
-          });
+      this._span(end, depth);
+      return;
+    }
+    const table = TABLE[type]!;
+    while (this.pos < end) this._field(type, table, end, depth);
+  }
+
+  /** One field of a message of `type` at `pos`: checked (and descended into), `pos` moved past it. */
+  private _field(type: number, table: Int16Array, end: number, depth: number): void {
+    const b = this._b;
+    const tagStart = this.pos;
+    // Every OTLP tag is one or two bytes; the one-byte case is read inline (the walk's hot path).
+    const first = b[tagStart]!;
+    let tag: number;
+    if (first < 0x80) {
+      tag = first;
+      this.pos = tagStart + 1;
+    } else tag = this.varint(end);
+    const no = tag < 0x100000000 ? tag >>> 3 : Math.floor(tag / 8);
+    const wire = tag & 7;
+    if (no === 0) throw new Invalid('field number 0');
+    const known = no < table.length ? table[no]! : -1;
+    if (known >= 16 || known === LEN) {
+      if (wire !== LEN) throw new Invalid(`field ${no} of ${NAMES[type]}: wrong wire type ${wire}`);
+    } else if (known >= 0 && wire !== known) {
+      throw new Invalid(`field ${no} of ${NAMES[type]}: wrong wire type ${wire}`);
+    }
+    switch (wire) {
+      case VARINT:
+        this.varint(end);
+        break;
+      case I64:
+        this.pos += 8;
+        break;
+      case I32:
+        this.pos += 4;
+        break;
+      case LEN: {
+        const lenStart = this.pos;
+        const lenByte = this.pos < end ? b[this.pos]! : 0x80;
+        let len: number;
+        if (lenByte < 0x80) {
+          len = lenByte;
+          this.pos++;
+        } else len = this.varint(end);
+        const start = this.pos;
+        const stop = start + len;
+        if (stop > end) throw new Invalid(`field ${no} of ${NAMES[type]}: length past the end`);
+        if (known >= 16) {
+          const child = known - 16;
+          if (child === M_SPAN) {
+            // Only a span's offsets are kept (no object): a frame is built for compaction spans.
+            this._spanTag = tagStart;
+            this._spanLen = lenStart;
+            this._spanIndex++;
+          } else if (child === M_RESOURCE_SPANS)
+            this.resources.push({ tagStart, lenStart, start, end: stop });
+          else if (child === M_SCOPE_SPANS) {
+            this.scopes.push({ tagStart, lenStart, start, end: stop });
+            this._spanIndex = 0;
+          }
+          // A plain attribute is checked here, without a frame of its own (most of a request).
+          if (child !== M_KEY_VALUE || !this._plainKeyValue(stop, depth + 1)) {
+            this.message(child, stop, depth + 1);
+          }
+        } else if (type === M_SPAN && no === SPAN_NAME) {
+          this._nameStart = start;
+          this._nameEnd = stop;
         }
+        this.pos = stop;
+        break;
+      }
+      default:
+        throw new Invalid(
+          `field ${no} of ${NAMES[type]}: wire type ${wire} (${wire === 3 || wire === 4 ? 'groups are not OTLP' : 'no such wire type'})`,
+        );
+    }
+    if (this.pos > end) throw new Invalid(`field ${no} of ${NAMES[type]}: past the end`);
+  }
+
+  /**
+   * A Span: the fields as SDKs write them (a one-byte tag with the field's own wire type, a length
+   * of one or two bytes, a plain attribute) are checked inline, as {@link _field} would check them;
+   * any other field, and any that is not well formed, goes to {@link _field}, which reads it (or
+   * names what is wrong) as before. Then a compaction span is noted by its name.
+   */
+  private _span(end: number, depth: number): void {
+    const b = this._b;
+    const table = TABLE[M_SPAN]!;
+    this._nameStart = -1;
+    this._nameEnd = -1;
+    while (this.pos < end) {
+      const p = this.pos;
+      let next = -1;
+      switch (b[p]) {
+        case 0x0a: // trace_id
+        case 0x12: // span_id
+        case 0x1a: // trace_state
+        case 0x22: // parent_span_id
+          next = skipLen(b, p + 1, end);
+          break;
+        case 0x2a: // name
+          next = skipLen(b, p + 1, end);
+          if (next >= 0) {
+            this._nameStart = lenEnd(b, p + 1);
+            this._nameEnd = next;
+          }
+          break;
+        case 0x30: // kind
+        case 0x50: // dropped_attributes_count
+        case 0x60: // dropped_events_count
+        case 0x70: // dropped_links_count
+          next = skipVarint(b, p + 1, end);
+          break;
+        case 0x39: // start_time_unix_nano
+        case 0x41: // end_time_unix_nano
+          next = p + 9 <= end ? p + 9 : -1;
+          break;
+        case 0x4a: {
+          // attributes
+          const stop = skipLen(b, p + 1, end);
+          if (stop >= 0) {
+            this.pos = lenEnd(b, p + 1);
+            if (this._plainKeyValue(stop, depth + 1)) next = stop;
+          }
+          break;
+        }
+      }
+      if (next >= 0) this.pos = next;
+      else {
+        this.pos = p;
+        this._field(M_SPAN, table, end, depth);
+      }
+    }
+    this.spans++;
+    const nameStart = this._nameStart;
+    const nameEnd = this._nameEnd;
+    if (nameStart >= 0 && this._prefixed(nameStart, nameEnd)) {
+      const name = b.toString('utf8', nameStart, nameEnd);
+      if (isCompactionSpanName(name)) {
+        const lenStart = this._spanLen;
+        this.compaction.push({
+          tagStart: this._spanTag,
+          lenStart,
+          start: lenStart + varintLength(b, lenStart),
+          end,
+          resource: this.resources.length - 1,
+          scope: this.scopes.length - 1,
+          index: this._spanIndex - 1,
+          name,
+        });
       }
     }
   }
+
+  /** Where the name of the span being walked lies (-1 before one is read). */
+  private _nameStart = -1;
+  private _nameEnd = -1;
 
   /**
    * Most of a request is attributes, and nearly every one is a key and one scalar value, encoded
