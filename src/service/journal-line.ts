@@ -64,8 +64,24 @@ interface JournalRecord {
 
 /** Writes one value into the line (true when it could: see {@link JournalLines}). */
 type Writer = (w: JournalLines, value: unknown) => boolean;
-/** The writer of each field an object may have, or one writer for every field. */
-type Fields = ReadonlyMap<string, Writer> | Writer;
+/** A known field: `"key":` and `,"key":` encoded once, and how its value is written. */
+interface Field {
+  first: Uint8Array;
+  next: Uint8Array;
+  write: Writer;
+}
+/** The fields an object may have, or one writer for every field (any key). */
+type Fields = ReadonlyMap<string, Field> | Writer;
+
+/** Known fields by key. */
+function fields(entries: ReadonlyArray<readonly [string, Writer]>): ReadonlyMap<string, Field> {
+  return new Map(
+    entries.map(([key, write]) => [
+      key,
+      { first: Buffer.from(`"${key}":`, 'latin1'), next: Buffer.from(`,"${key}":`, 'latin1'), write },
+    ]),
+  );
+}
 
 /**
  * Journal lines appended as bytes; the writer {@link take}s what is there and {@link release}s
@@ -142,30 +158,47 @@ export class JournalLines {
   object(o: unknown, fields: Fields): boolean {
     if (o === null || typeof o !== 'object' || Array.isArray(o)) return false;
     const r = o as Record<string, unknown>;
-    this.raw('{');
+    this.byte(0x7b); // {
     let first = true;
     for (const k in r) {
       if (!Object.hasOwn(r, k)) continue;
       const v = r[k];
       if (v === undefined) continue;
-      const write = typeof fields === 'function' ? fields : fields.get(k);
-      if (write === undefined) return false;
-      this.raw(first ? '"' : ',"');
+      if (typeof fields === 'function') {
+        // Any key (a decision name): its characters checked as any string's.
+        if (!first) this.byte(0x2c); // ,
+        if (!this.string(k)) return false;
+        this.byte(0x3a); // :
+        first = false;
+        if (!fields(this, v)) return false;
+        continue;
+      }
+      const field = fields.get(k);
+      if (field === undefined) return false;
+      // `"key":` or `,"key":`, encoded once.
+      this.bytes(first ? field.first : field.next);
       first = false;
-      if (!this._chars(k)) return false;
-      this.raw('":');
-      if (!write(this, v)) return false;
+      if (!field.write(this, v)) return false;
     }
-    this.raw('}');
+    this.byte(0x7d); // }
     return true;
   }
 
   /** A JSON string, when every character is one JSON writes as itself. */
   string(s: unknown): boolean {
     if (typeof s !== 'string') return false;
-    this.raw('"');
-    if (!this._chars(s)) return false;
-    this.raw('"');
+    const n = s.length;
+    this._ensure(n + 2);
+    const b = this._buf;
+    let at = this._len;
+    b[at++] = QUOTE;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return false;
+      b[at++] = c;
+    }
+    b[at++] = QUOTE;
+    this._len = at;
     return true;
   }
 
@@ -186,19 +219,19 @@ export class JournalLines {
     this._len = at;
   }
 
-  /** The characters of `s`, when each is printable ASCII other than `"` and `\`. */
-  private _chars(s: string): boolean {
-    const n = s.length;
+  /** Bytes encoded beforehand. */
+  bytes(a: Uint8Array): void {
+    const n = a.length;
     this._ensure(n);
     const b = this._buf;
     let at = this._len;
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return false;
-      b[at++] = c;
-    }
+    for (let i = 0; i < n; i++) b[at++] = a[i]!;
     this._len = at;
-    return true;
+  }
+
+  byte(c: number): void {
+    this._ensure(1);
+    this._buf[this._len++] = c;
   }
 
   /** Writes an observe record of a pre or post event from `start`; false when it cannot. */
@@ -251,7 +284,7 @@ const orNull =
 
 const nullable = orNull(quoted);
 
-const OBSERVATION: Fields = new Map<string, Writer>([
+const OBSERVATION: Fields = fields([
   ['digest', quoted],
   ['revision', number],
   ['observedAt', quoted],
@@ -260,7 +293,7 @@ const OBSERVATION: Fields = new Map<string, Writer>([
 ]);
 const observation: Writer = (w, v) => w.object(v, OBSERVATION);
 
-const SNAPSHOT: Fields = new Map<string, Writer>([
+const SNAPSHOT: Fields = fields([
   ['sessionId', quoted],
   ['capturedAt', quoted],
   ['normalizerVersion', number],
@@ -268,13 +301,13 @@ const SNAPSHOT: Fields = new Map<string, Writer>([
   ['decisions', (w, v) => w.object(v, observation)],
 ]);
 
-const SPAN_REF: Fields = new Map<string, Writer>([
+const SPAN_REF: Fields = fields([
   ['traceId', quoted],
   ['spanId', quoted],
 ]);
 
 /** The fields of a pre or post event (`CompactionEvent`), as the attribute codec makes them. */
-const EVENT: Fields = new Map<string, Writer>([
+const EVENT: Fields = fields([
   ['kind', quoted],
   ['sessionId', quoted],
   [
