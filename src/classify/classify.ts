@@ -156,14 +156,18 @@ export function classify(input: ClassifyInput): Classification {
     const v = decisions[name]!.verdict as ContinuityState;
     if (severity(v) < severity(state)) state = v;
   }
-  const primaryDecision = required
-    .filter((n) => decisions[n]!.verdict === state)
-    .sort(compareCriticality)[0]!;
+  // The most critical of the decisions with the boundary's state: the first of them in
+  // criticality order (what sorting them and taking the first gives, without the arrays).
+  let primaryDecision: string | undefined;
+  for (const n of required) {
+    if (decisions[n]!.verdict !== state) continue;
+    if (primaryDecision === undefined || compareCriticality(n, primaryDecision) < 0) primaryDecision = n;
+  }
   return {
     state,
     action: ACTIONS[state],
-    reason: decisions[primaryDecision]!.reason,
-    primaryDecision,
+    reason: decisions[primaryDecision!]!.reason,
+    primaryDecision: primaryDecision!,
     decisions,
   };
 }

@@ -456,11 +456,13 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     startTimeUnixNano: '0',
     source: new WireAttributes(),
     withinLimits: true,
-    links: [],
-    attributeKeys: [],
-    attributeSpans: [],
+    links: NO_LINKS,
+    attributeKeys: NO_KEYS,
+    attributeSpans: NO_SPANS,
   };
   mark = mark === 0x7fffffff ? 1 : mark + 1;
+  // Keys and offsets go to scratch arrays first, copied out at their size (no growth per span).
+  let n = 0;
   try {
     while (c.pos < site.end) {
       const from = c.pos;
@@ -471,16 +473,16 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
         const e = c.enter();
         const value = keyValue(c, e, limits);
         const key = c.key;
-        const keys = span.attributeKeys;
         // Past the limit the codec names the problem (and the seen table is only half filled).
-        if (keys.length >= limits.maxAttributesPerSpan || keys.length >= SEEN_CELLS / 2) {
+        if (n >= limits.maxAttributesPerSpan || n >= SEEN_CELLS / 2)
           unusual('more attributes than the limit');
-        }
         // A repeated key: which one counts is the codec's to say (last defined value wins there).
-        if (seenBefore(c.keyHash) && keys.includes(key)) unusual('a repeated key');
+        if (seenBefore(c.keyHash) && keptBefore(key, n)) unusual('a repeated key');
         if (value !== undefined) span.source.set(c.keyMeaning, value);
-        keys.push(key);
-        span.attributeSpans.push(from, e);
+        scratchKeys[n] = key;
+        scratchSpans[2 * n] = from;
+        scratchSpans[2 * n + 1] = e;
+        n++;
         c.pos = e;
       } else if (wire === LEN && (no === SPAN.name || no === SPAN.traceId || no === SPAN.spanId)) {
         c.frame();
@@ -489,6 +491,7 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
         else span.spanId = c.id(c.start, c.pos, 8);
       } else if (wire === LEN && no === SPAN.links) {
         const e = c.enter();
+        if (span.links === NO_LINKS) span.links = [];
         span.links.push(link(c, e));
         c.pos = e;
       } else if (wire === 1 && no === SPAN.startTime) {
@@ -500,7 +503,25 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     // UNUSUAL, or anything else this reader did not expect: the codec decides.
     return undefined;
   }
+  if (n > 0) {
+    span.attributeKeys = scratchKeys.slice(0, n);
+    span.attributeSpans = scratchSpans.slice(0, 2 * n);
+  }
   return span;
+}
+
+// Shared by every span without links or attributes: frozen, so nothing can add to them.
+const NO_LINKS = Object.freeze([]) as unknown as WireSpan['links'];
+const NO_KEYS = Object.freeze([]) as unknown as string[];
+const NO_SPANS = Object.freeze([]) as unknown as number[];
+/** Where {@link readWireSpan} gathers a span's keys and offsets (one span at a time). */
+const scratchKeys: string[] = [];
+const scratchSpans: number[] = [];
+
+/** Whether `key` is among the first `n` keys of the span being read. */
+function keptBefore(key: string, n: number): boolean {
+  for (let i = 0; i < n; i++) if (scratchKeys[i] === key) return true;
+  return false;
 }
 
 /** The protobuf encoding of one AnyValue's fields into `w`. */
