@@ -36,7 +36,7 @@ import {
 import { parseRetryAfter, retryDelay } from '../../src/service/forwarder.js';
 import { withUnitSuffix } from '../../src/service/metrics.js';
 import { SpanQueue } from '../../src/service/queue.js';
-import { createTransport, type TransportOptions } from '../../src/service/transport.js';
+import { createTransport, type TransportOptions, writableParts } from '../../src/service/transport.js';
 import { startGrpcReceiver } from '../support/grpc-receiver.js';
 import { ensureSystemTools } from '../support/peers.js';
 import { expectedStates, loadSixCases } from './six-cases.js';
@@ -197,6 +197,21 @@ describe('a batch of queue items goes out as one export body, not copied into on
       expect(decodeTraceRequest(bodies[0]!, 'protobuf').resourceSpans).toHaveLength(3);
     },
   );
+
+  it('small neighbouring parts are joined before they are written, large ones written as they are', () => {
+    const big = Buffer.alloc(20_000, 1);
+    const small = (n: number) => Buffer.alloc(n, n & 0xff);
+    const body = [small(3), small(40), big, small(5), big.subarray(0, 16_384), small(7), small(9)];
+    const out = writableParts(body);
+    expect(Buffer.concat(out).equals(Buffer.concat(body))).toBe(true);
+    expect(out.map((p) => p.byteLength)).toEqual([43, 20_000, 5, 16_384, 16]);
+    // The large parts are the same memory, not copies.
+    expect(out[1]!.buffer).toBe(big.buffer);
+    expect(out[3]!.buffer).toBe(big.buffer);
+    // One or two parts go as they are.
+    expect(writableParts([small(1), small(2)])).toHaveLength(2);
+    expect(writableParts(big)).toEqual([big]);
+  });
 
   it('OTLP/gRPC: the receiver gets the parts joined into one message', async () => {
     const receiver = await startGrpcReceiver();
