@@ -393,16 +393,28 @@ export function readCompactionEvent(
     const base: EventBase = span ? { sessionId, timeNs, span } : { sessionId, timeNs };
     switch (name) {
       case SPAN_COMPACTION_PRE:
-        return { kind: 'pre', ...base, ...readBoundaryFields(attributes), ...readSnapshot(attributes, base) };
       case SPAN_COMPACTION_POST: {
-        const compactedAt = attributes.attribute(ATTR_COMPACTED_AT);
-        return {
-          kind: 'post',
-          ...base,
-          ...readBoundaryFields(attributes),
-          ...readSnapshot(attributes, base),
-          compactedAt: typeof compactedAt === 'string' && isRfc3339Utc(compactedAt) ? compactedAt : null,
-        };
+        // Built field by field (the order the spreads of earlier versions gave), not spread from
+        // partial objects: a compaction request reads sixteen of these.
+        const evidence = readSnapshot(attributes, base);
+        const boundaryId = attributes.attribute(ATTR_BOUNDARY_ID);
+        const runtime = attributes.attribute(ATTR_RUNTIME);
+        const trigger = attributes.attribute(ATTR_TRIGGER);
+        const event: Record<string, unknown> = span
+          ? { kind: name === SPAN_COMPACTION_PRE ? 'pre' : 'post', sessionId, timeNs, span }
+          : { kind: name === SPAN_COMPACTION_PRE ? 'pre' : 'post', sessionId, timeNs };
+        event.boundaryId =
+          typeof boundaryId === 'string' && OPAQUE_ID_PATTERN.test(boundaryId) ? boundaryId : null;
+        event.runtime = typeof runtime === 'string' && RUNTIME_PATTERN.test(runtime) ? runtime : null;
+        event.trigger = trigger === 'manual' || trigger === 'auto' ? trigger : null;
+        event.snapshot = evidence.snapshot;
+        if (evidence.evidenceMissing !== undefined) event.evidenceMissing = evidence.evidenceMissing;
+        if (name === SPAN_COMPACTION_POST) {
+          const compactedAt = attributes.attribute(ATTR_COMPACTED_AT);
+          event.compactedAt =
+            typeof compactedAt === 'string' && isRfc3339Utc(compactedAt) ? compactedAt : null;
+        }
+        return event as unknown as PreCompactionEvent | PostCompactionEvent;
       }
       case SPAN_DECISION_APPROVAL: {
         const approval = readApproval(attributes);
@@ -437,17 +449,6 @@ export function readSessionId(attributes: CompactionAttributeSource): string | u
   return undefined;
 }
 
-function readBoundaryFields(attributes: CompactionAttributeSource): BoundaryFields {
-  const boundaryId = attributes.attribute(ATTR_BOUNDARY_ID);
-  const runtime = attributes.attribute(ATTR_RUNTIME);
-  const trigger = attributes.attribute(ATTR_TRIGGER);
-  return {
-    boundaryId: typeof boundaryId === 'string' && OPAQUE_ID_PATTERN.test(boundaryId) ? boundaryId : null,
-    runtime: typeof runtime === 'string' && RUNTIME_PATTERN.test(runtime) ? runtime : null,
-    trigger: trigger === 'manual' || trigger === 'auto' ? trigger : null,
-  };
-}
-
 function missing(reason: string): SnapshotEvidence {
   return { snapshot: null, evidenceMissing: reason };
 }
@@ -473,12 +474,17 @@ function readSnapshot(attributes: CompactionAttributeSource, base: EventBase): S
   const names = attributes.attribute(ATTR_DECISION_NAMES);
   if (!Array.isArray(names) || names.length > MAX_DECISIONS_READ) return invalid;
   const decisions: DecisionMap = {};
-  const seen = new Set<string>();
   // Most decisions share one observation time: validate each distinct time once.
   let validTime = capturedAt;
-  for (const name of names) {
-    if (typeof name !== 'string' || !DECISION_NAME_PATTERN.test(name) || seen.has(name)) return invalid;
-    seen.add(name);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    // A name listed twice is malformed (at most MAX_DECISIONS_READ names: a scan, not a set).
+    if (
+      typeof name !== 'string' ||
+      !DECISION_NAME_PATTERN.test(name) ||
+      (names as readonly unknown[]).indexOf(name) < i
+    )
+      return invalid;
     const fields = attributes.decision(name);
     if (fields === undefined) return invalid;
     const digest = fields.digest;
