@@ -97,16 +97,21 @@ interface KeyMeaning {
   field: (typeof DECISION_FIELDS_READ)[number] | undefined;
 }
 
-interface Slot {
-  hash: number;
-  /** A copy of the string's bytes, for comparison word by word. */
-  bytes: DataView;
-  text: string;
-  /** Set the first time the string is read as a key. */
-  meaning: KeyMeaning | undefined;
-}
-
-const stringSlots: Array<Slot | undefined> = new Array(STRING_SLOTS);
+/**
+ * The kept strings, slot by slot in flat arrays: each slot's bytes at a fixed place in one arena,
+ * its hash, length, string and key meaning beside. Why flat: between two requests the service
+ * touches a few hundred KiB of other memory, and a slot found through objects (slot, a view of
+ * its bytes, their memory) cost a cache miss at each step; here a lookup reads a hash, a length
+ * and the bytes in place.
+ */
+const slotBytes = new Uint8Array(STRING_SLOTS * SHORT_STRING_BYTES);
+const slotView = new DataView(slotBytes.buffer);
+const slotHash = new Int32Array(STRING_SLOTS);
+/** -1: empty. */
+const slotLength = new Int16Array(STRING_SLOTS).fill(-1);
+const slotText: string[] = new Array(STRING_SLOTS).fill('');
+/** Set the first time the slot's string is read as a key. */
+const slotMeaning: Array<KeyMeaning | undefined> = new Array(STRING_SLOTS).fill(undefined);
 
 /**
  * A hash of `v[start..stop]` four bytes at a time (unaligned 32-bit reads compile to one load),
@@ -127,36 +132,29 @@ function wordHash(v: DataView, start: number, stop: number): number {
   return h ^ (h >>> 13);
 }
 
-/** Whether `kept` holds exactly the bytes `v[start..start + kept.byteLength]`. */
-function sameBytes(kept: DataView, v: DataView, start: number): boolean {
-  const n = kept.byteLength;
+/** Whether slot `at` holds exactly the `n` bytes at `v[start..]`. */
+function sameBytes(at: number, v: DataView, start: number, n: number): boolean {
+  const base = at * SHORT_STRING_BYTES;
   let i = 0;
-  for (; i + 4 <= n; i += 4) if (kept.getUint32(i, true) !== v.getUint32(start + i, true)) return false;
-  for (; i < n; i++) if (kept.getUint8(i) !== v.getUint8(start + i)) return false;
+  for (; i + 4 <= n; i += 4)
+    if (slotView.getUint32(base + i, true) !== v.getUint32(start + i, true)) return false;
+  for (; i < n; i++) if (slotView.getUint8(base + i) !== v.getUint8(start + i)) return false;
   return true;
 }
 
 /** The slot holding the string of `c.b[start..stop]` (at most {@link SHORT_STRING_BYTES}), filled when missing. */
-function shortSlot(c: Cursor, start: number, stop: number, hash: number): Slot {
+function shortSlot(c: Cursor, start: number, stop: number, hash: number): number {
   const at = hash & (STRING_SLOTS - 1);
-  const slot = stringSlots[at];
-  if (
-    slot !== undefined &&
-    slot.hash === hash &&
-    slot.bytes.byteLength === stop - start &&
-    sameBytes(slot.bytes, c.v, start)
-  ) {
-    return slot;
-  }
-  const copy = Uint8Array.prototype.slice.call(c.b, start, stop);
-  const fresh: Slot = {
-    hash,
-    bytes: new DataView(copy.buffer, copy.byteOffset, copy.byteLength),
-    text: utf8(c.b, start, stop),
-    meaning: undefined,
-  };
-  stringSlots[at] = fresh;
-  return fresh;
+  const n = stop - start;
+  if (slotLength[at] === n && slotHash[at] === hash && sameBytes(at, c.v, start, n)) return at;
+  // Decoded first: bytes that are not UTF-8 throw here, and the slot keeps what it had.
+  const text = utf8(c.b, start, stop);
+  slotBytes.set(c.b.subarray(start, stop), at * SHORT_STRING_BYTES);
+  slotHash[at] = hash;
+  slotLength[at] = n;
+  slotText[at] = text;
+  slotMeaning[at] = undefined;
+  return at;
 }
 
 const TOP_INDEX = new Map(SPAN_LEVEL_KEYS.map((k, i) => [k, i]));
@@ -290,7 +288,7 @@ class Cursor {
 
   string(start: number, stop: number): string {
     return stop - start <= SHORT_STRING_BYTES
-      ? shortSlot(this, start, stop, wordHash(this.v, start, stop)).text
+      ? slotText[shortSlot(this, start, stop, wordHash(this.v, start, stop))]!
       : utf8(this.b, start, stop);
   }
 
@@ -389,10 +387,15 @@ function readKey(c: Cursor, start: number, stop: number): void {
   const hash = wordHash(c.v, start, stop);
   c.keyHash = hash;
   if (stop - start <= SHORT_STRING_BYTES) {
-    const slot = shortSlot(c, start, stop, hash);
-    c.key = slot.text;
-    slot.meaning ??= meaningOf(slot.text);
-    c.keyMeaning = slot.meaning;
+    const at = shortSlot(c, start, stop, hash);
+    const key = slotText[at]!;
+    c.key = key;
+    let meaning = slotMeaning[at];
+    if (meaning === undefined) {
+      meaning = meaningOf(key);
+      slotMeaning[at] = meaning;
+    }
+    c.keyMeaning = meaning;
   } else {
     c.key = utf8(c.b, start, stop);
     c.keyMeaning = meaningOf(c.key);
