@@ -117,11 +117,10 @@ export class JournalLines {
 
   /** Appends the line of a JSON text. */
   appendJson(json: string): void {
-    const bytes = Buffer.from(json, 'utf8');
-    this._ensure(bytes.length + 10);
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: encoded straight into the buffer, once.
+    this._ensure(9 + json.length * 3 + 1);
     const start = this._len;
-    this._buf.set(bytes, start + 9);
-    this._len = start + 9 + bytes.length;
+    this._len = start + 9 + this._buf.write(json, start + 9, 'utf8');
     this._seal(start);
   }
 
