@@ -184,6 +184,42 @@ describe('the line checksum', () => {
     }
   });
 
+  it('bigints come back exactly where a reviver would have restored them, and nowhere else', async () => {
+    const dir = join(tempDir('journal-bigints-'), 'state');
+    const first = await PendingStore.open({ dir, compactAfterBytes: 1 << 20 });
+    await first.store.close();
+    const journal = join(dir, readdirSync(dir).find((f) => f.startsWith('journal-'))!);
+    const events = [
+      { n: { $n: '5' }, neg: { $n: '-12345678901234567890' }, list: [{ $n: '7' }, { $n: 'x' }, 3] },
+      { notBig: { $n: '5', other: 1 }, text: { $n: 'five' }, nested: { $n: { $n: '9' } } },
+      JSON.parse('{"__proto__": {"$n": "3"}, "deep": [[{"a": {"$n": "11"}}]]}'),
+    ];
+    const reviver = (_k: string, v: unknown) => {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+        const keys = Object.keys(v);
+        const n = (v as { $n?: unknown }).$n;
+        if (keys.length === 1 && keys[0] === '$n' && typeof n === 'string' && /^-?\d+$/.test(n))
+          return BigInt(n);
+      }
+      return v;
+    };
+    const lines = events.map((event, i) => {
+      const json = JSON.stringify({ op: 'observe', at: i, event, seq: i + 1 });
+      return `${lineChecksum(json)} ${json}\n`;
+    });
+    writeFileSync(journal, lines.join(''));
+    const again = await PendingStore.open({ dir, compactAfterBytes: 1 << 20 });
+    await again.store.close();
+    expect(again.recovered.problems).toEqual([]);
+    const expected = lines.map((l) => JSON.parse(l.slice(9), reviver));
+    expect(again.recovered.records).toEqual(expected);
+    expect((again.recovered.records[0] as { event: { neg: bigint } }).event.neg).toBe(-12345678901234567890n);
+    // "__proto__" stays an own property with its bigint, never the object's prototype.
+    const third = again.recovered.records[2] as { event: Record<string, unknown> };
+    expect(Object.getPrototypeOf(third.event)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(third.event, '__proto__')?.value).toBe(3n);
+  });
+
   it('lines written before with a SHA-256 checksum are still read, and a damaged one still refused', async () => {
     const dir = join(tempDir('journal-legacy-'), 'state');
     const first = await PendingStore.open({ dir, compactAfterBytes: 1 << 20 });
