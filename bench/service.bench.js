@@ -380,155 +380,173 @@ async function main() {
   const sink = await startSink();
   try {
     // ── 1. Throughput ──
-    const ROUNDS = 5;
-    const N = 120;
-    const relay = await child([fileURLToPath(import.meta.url), '--relay', sink.url]);
-    // The service as `continuity serve` runs by default, and started with a floor under V8's
-    // old-generation limit (docs/service.md, "Run it"): with requests queued for the downstream,
-    // their buffers count against a limit V8 sets close above a small heap, and it then runs a
-    // full mark-compact every 50-100 requests (measured: 8-12 per 600 ordinary requests, about
-    // 100 ms of CPU each, against 1-2 with the floor).
-    const services = [
-      { label: 'service', proc: await startService(sink.url, join(tmp, 'default')) },
-      {
-        label: `service, node ${HEAP_FLOOR}`,
-        proc: await startService(sink.url, join(tmp, 'floor'), {}, undefined, [HEAP_FLOOR]),
-      },
-    ];
-    if (process.env.BENCH_DEBUG)
-      console.log(`relay ${relay.otlp} services ${services.map((s) => s.proc.otlp)}`);
-    // Both warmed on both mixes first: a running service is past its JIT warm-up, and the
-    // compaction path has far more code to compile than the pass-through (measured: the first
-    // few hundred compaction requests cost two to three times the later ones).
-    for (const mix of [{}, { pairs: 8 }, {}, { pairs: 8 }]) {
-      await throughput(relay.otlp, batches(N, mix, `warm-relay-${mix.pairs ?? 0}-${Math.random()}`), sink);
-      for (const { proc } of services) {
-        await throughput(proc.otlp, batches(N, mix, `warm-svc-${mix.pairs ?? 0}-${Math.random()}`), sink);
-      }
-    }
-    console.log(
-      `ingest throughput, protobuf, ${BATCH} spans per request, ${CONCURRENCY} in flight, ${N * BATCH} spans per round, median of ${ROUNDS} rounds:`,
-    );
-    for (const [label, tag, mix] of /** @type {const} */ ([
-      ['ordinary spans only', 'plain', {}],
-      ['16 compaction spans per batch', 'compaction', { pairs: 8 }],
-    ])) {
-      /** @type {number[]} */
-      const base = [];
-      /** @type {number[]} */
-      const relayCpuMs = [];
-      const per = services.map(() => ({
-        /** @type {number[]} */ svc: [],
-        /** @type {number[]} */ ratios: [],
-        /** @type {number[]} */ cpuMs: [],
-        /** @type {number[]} */ mainMs: [],
-      }));
-      for (let r = 0; r < ROUNDS; r++) {
-        const relayBodies = batches(N, mix, `relay-${tag}-${r}`);
-        gc?.();
-        const rc = cpuMsOf(relay.pid);
-        const b = await throughput(relay.otlp, relayBodies, sink);
-        relayCpuMs.push((cpuMsOf(relay.pid) - rc) / N);
-        base.push(b);
-        for (const [i, { proc }] of services.entries()) {
-          const m = /** @type {(typeof per)[number]} */ (per[i]);
-          const svcBodies = batches(N, mix, `svc${i}-${tag}-${r}`);
-          gc?.();
-          const sc = cpuMsOf(proc.pid);
-          const sm = mainThreadMsOf(proc.pid);
-          const s = await throughput(proc.otlp, svcBodies, sink);
-          m.cpuMs.push((cpuMsOf(proc.pid) - sc) / N);
-          m.mainMs.push((mainThreadMsOf(proc.pid) - sm) / N);
-          m.svc.push(s);
-          m.ratios.push(s / b);
-        }
-      }
-      console.log(
-        `  ${label.padEnd(30)} relay ${fmt(median(base))} spans/s, CPU ${median(relayCpuMs).toFixed(2)} ms per request`,
-      );
-      for (const [i, { label: who }] of services.entries()) {
-        const m = /** @type {(typeof per)[number]} */ (per[i]);
-        const cpu = m.cpuMs.every(Number.isFinite)
-          ? `; CPU per request ${median(m.cpuMs).toFixed(2)} ms (main thread ${median(m.mainMs).toFixed(2)} ms)`
-          : '';
-        console.log(
-          `  ${''.padEnd(30)} ${who}: ${fmt(median(m.svc))} spans/s, ratio ${median(m.ratios).toFixed(2)}${cpu}`,
-        );
-      }
-    }
-    console.log(
-      "  (CPU: user+system time of each process from /proc; the rest of the service's is V8's helper threads)",
-    );
-    await relay.stop();
-    for (const { proc } of services) await proc.stop();
-
+    if (section(1)) await throughputSection(sink, tmp);
     // ── 2. Memory per pending boundary ──
-    const PENDING = 100_000;
-    console.log(`\nmemory per pending boundary, 5 decisions, ${fmt(PENDING)} pending:`);
-    const now = Date.parse('2026-11-30T12:00:00Z');
-    const options = {
-      maxPendingBoundaries: 2 * PENDING,
-      postWindowsMs: { default: 86_400_000, sdk: 86_400_000 },
-    };
-    gc?.();
-    const empty = new Correlator(options);
-    gc?.();
-    const before = process.memoryUsage().heapUsed;
-    const correlator = new Correlator(options);
-    for (let i = 0; i < PENDING; i++) {
-      const sid = `mem-${i}`;
-      const attrs = snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), {
-        boundaryId: `${sid}-b`,
-        runtime: 'sdk',
-        trigger: 'auto',
-      });
-      const event = readCompactionSpan('continuity.compaction.pre', attrs, 1764500000000000000n, {
-        traceId: hex(i + 1, 32),
-        spanId: hex(i + 1, 16),
-      });
-      if (event) correlator.observe(event, now);
-    }
-    gc?.();
-    const after = process.memoryUsage().heapUsed;
-    if (correlator.pendingCount !== PENDING || empty.pendingCount !== 0)
-      throw new Error('unexpected pending count');
-    const perBoundaryHeap = (after - before) / PENDING;
-    console.log(
-      `  correlator heap (in process, after GC)   ${fmt(perBoundaryHeap)} bytes per boundary  (${fmt((after - before) / 1048576)} MiB for ${fmt(PENDING)})`,
-    );
-
-    const memDir = mkdtempSync(join(tmpdir(), 'bench-serve-mem-'));
-    const svc = await startService(sink.url, memDir, {
-      correlation: { maxPendingBoundaries: 2 * PENDING, postWindows: { sdk: '24h' } },
-    });
-    const rss = async () => {
-      const text = await getText(/** @type {string} */ (svc.metrics));
-      const m = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
-      const p = /^continuity_pending\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
-      return { rss: Number(m?.[1]), pending: Number(p?.[1]) };
-    };
-    await sendAll(svc.otlp, batches(10, {}, 'memwarm'));
-    const rssBefore = (await rss()).rss;
-    // 500 pre spans and 12 ordinary spans per request of 512: exactly 100 000 boundaries.
-    const bodies = batches(PENDING / 500, { pres: 500 }, 'mempre');
-    await sendAll(svc.otlp, bodies);
-    const state = await rss();
-    console.log(
-      `  service resident memory growth             ${fmt((state.rss - rssBefore) / state.pending)} bytes per boundary  (${fmt((state.rss - rssBefore) / 1048576)} MiB for ${fmt(state.pending)}; includes V8 heap slack, no forced GC)`,
-    );
-    console.log(
-      `  baseline: the same correlator with no boundary: ${fmt(before / 1048576)} MiB heap in this process`,
-    );
-    await svc.stop();
-    rmSync(memDir, { recursive: true, force: true });
-
+    if (section(2)) await memorySection(sink);
     // ── 3. A million pending boundaries ──
-    await million(sink.url);
+    if (section(3)) await million(sink.url);
   } finally {
     await sink.close();
     clientAgent.destroy();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** BENCH_SERVE_SECTIONS (e.g. "1" or "1,2") runs only those sections; all by default. @param {number} n */
+function section(n) {
+  const only = process.env.BENCH_SERVE_SECTIONS;
+  return only === undefined || only.split(',').map(Number).includes(n);
+}
+
+/** Section 1. @param {Awaited<ReturnType<typeof startSink>>} sink @param {string} tmp */
+async function throughputSection(sink, tmp) {
+  const ROUNDS = 5;
+  // Requests per round. Rounds are short (the relay's well under a second); BENCH_SERVE_N makes
+  // them longer, which also takes the service past the journal size where it snapshots in the
+  // background (64 MiB, about 3 200 compaction requests), as a long-running one does.
+  const N = Number(process.env.BENCH_SERVE_N ?? 120);
+  const relay = await child([fileURLToPath(import.meta.url), '--relay', sink.url]);
+  // The service as `continuity serve` runs by default, and started with a floor under V8's
+  // old-generation limit (docs/service.md, "Run it"): with requests queued for the downstream,
+  // their buffers count against a limit V8 sets close above a small heap, and it then runs a
+  // full mark-compact every 50-100 requests (measured: 8-12 per 600 ordinary requests, about
+  // 100 ms of CPU each, against 1-2 with the floor).
+  const services = [
+    { label: 'service', proc: await startService(sink.url, join(tmp, 'default')) },
+    {
+      label: `service, node ${HEAP_FLOOR}`,
+      proc: await startService(sink.url, join(tmp, 'floor'), {}, undefined, [HEAP_FLOOR]),
+    },
+  ];
+  if (process.env.BENCH_DEBUG)
+    console.log(`relay ${relay.otlp} services ${services.map((s) => s.proc.otlp)}`);
+  // Both warmed on both mixes first: a running service is past its JIT warm-up, and the
+  // compaction path has far more code to compile than the pass-through (measured: the first
+  // few hundred compaction requests cost two to three times the later ones).
+  for (const mix of [{}, { pairs: 8 }, {}, { pairs: 8 }]) {
+    await throughput(relay.otlp, batches(N, mix, `warm-relay-${mix.pairs ?? 0}-${Math.random()}`), sink);
+    for (const { proc } of services) {
+      await throughput(proc.otlp, batches(N, mix, `warm-svc-${mix.pairs ?? 0}-${Math.random()}`), sink);
+    }
+  }
+  console.log(
+    `ingest throughput, protobuf, ${BATCH} spans per request, ${CONCURRENCY} in flight, ${N * BATCH} spans per round, median of ${ROUNDS} rounds:`,
+  );
+  for (const [label, tag, mix] of /** @type {const} */ ([
+    ['ordinary spans only', 'plain', {}],
+    ['16 compaction spans per batch', 'compaction', { pairs: 8 }],
+  ])) {
+    /** @type {number[]} */
+    const base = [];
+    /** @type {number[]} */
+    const relayCpuMs = [];
+    const per = services.map(() => ({
+      /** @type {number[]} */ svc: [],
+      /** @type {number[]} */ ratios: [],
+      /** @type {number[]} */ cpuMs: [],
+      /** @type {number[]} */ mainMs: [],
+    }));
+    for (let r = 0; r < ROUNDS; r++) {
+      const relayBodies = batches(N, mix, `relay-${tag}-${r}`);
+      gc?.();
+      const rc = cpuMsOf(relay.pid);
+      const b = await throughput(relay.otlp, relayBodies, sink);
+      relayCpuMs.push((cpuMsOf(relay.pid) - rc) / N);
+      base.push(b);
+      for (const [i, { proc }] of services.entries()) {
+        const m = /** @type {(typeof per)[number]} */ (per[i]);
+        const svcBodies = batches(N, mix, `svc${i}-${tag}-${r}`);
+        gc?.();
+        const sc = cpuMsOf(proc.pid);
+        const sm = mainThreadMsOf(proc.pid);
+        const s = await throughput(proc.otlp, svcBodies, sink);
+        m.cpuMs.push((cpuMsOf(proc.pid) - sc) / N);
+        m.mainMs.push((mainThreadMsOf(proc.pid) - sm) / N);
+        m.svc.push(s);
+        m.ratios.push(s / b);
+      }
+    }
+    console.log(
+      `  ${label.padEnd(30)} relay ${fmt(median(base))} spans/s, CPU ${median(relayCpuMs).toFixed(2)} ms per request`,
+    );
+    for (const [i, { label: who }] of services.entries()) {
+      const m = /** @type {(typeof per)[number]} */ (per[i]);
+      const cpu = m.cpuMs.every(Number.isFinite)
+        ? `; CPU per request ${median(m.cpuMs).toFixed(2)} ms (main thread ${median(m.mainMs).toFixed(2)} ms)`
+        : '';
+      const range = `${Math.min(...m.ratios).toFixed(2)}-${Math.max(...m.ratios).toFixed(2)}`;
+      console.log(
+        `  ${''.padEnd(30)} ${who}: ${fmt(median(m.svc))} spans/s, ratio ${median(m.ratios).toFixed(2)} (rounds ${range})${cpu}`,
+      );
+    }
+  }
+  console.log(
+    "  (CPU: user+system time of each process from /proc; the rest of the service's is V8's helper threads)",
+  );
+  await relay.stop();
+  for (const { proc } of services) await proc.stop();
+}
+
+/** Section 2. @param {Awaited<ReturnType<typeof startSink>>} sink */
+async function memorySection(sink) {
+  const PENDING = 100_000;
+  console.log(`\nmemory per pending boundary, 5 decisions, ${fmt(PENDING)} pending:`);
+  const now = Date.parse('2026-11-30T12:00:00Z');
+  const options = {
+    maxPendingBoundaries: 2 * PENDING,
+    postWindowsMs: { default: 86_400_000, sdk: 86_400_000 },
+  };
+  gc?.();
+  const empty = new Correlator(options);
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const correlator = new Correlator(options);
+  for (let i = 0; i < PENDING; i++) {
+    const sid = `mem-${i}`;
+    const attrs = snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), {
+      boundaryId: `${sid}-b`,
+      runtime: 'sdk',
+      trigger: 'auto',
+    });
+    const event = readCompactionSpan('continuity.compaction.pre', attrs, 1764500000000000000n, {
+      traceId: hex(i + 1, 32),
+      spanId: hex(i + 1, 16),
+    });
+    if (event) correlator.observe(event, now);
+  }
+  gc?.();
+  const after = process.memoryUsage().heapUsed;
+  if (correlator.pendingCount !== PENDING || empty.pendingCount !== 0)
+    throw new Error('unexpected pending count');
+  const perBoundaryHeap = (after - before) / PENDING;
+  console.log(
+    `  correlator heap (in process, after GC)   ${fmt(perBoundaryHeap)} bytes per boundary  (${fmt((after - before) / 1048576)} MiB for ${fmt(PENDING)})`,
+  );
+
+  const memDir = mkdtempSync(join(tmpdir(), 'bench-serve-mem-'));
+  const svc = await startService(sink.url, memDir, {
+    correlation: { maxPendingBoundaries: 2 * PENDING, postWindows: { sdk: '24h' } },
+  });
+  const rss = async () => {
+    const text = await getText(/** @type {string} */ (svc.metrics));
+    const m = /^process_memory_usage_bytes\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
+    const p = /^continuity_pending\{[^}]*\} (\S+)$/m.exec(/** @type {string} */ (text));
+    return { rss: Number(m?.[1]), pending: Number(p?.[1]) };
+  };
+  await sendAll(svc.otlp, batches(10, {}, 'memwarm'));
+  const rssBefore = (await rss()).rss;
+  // 500 pre spans and 12 ordinary spans per request of 512: exactly 100 000 boundaries.
+  const bodies = batches(PENDING / 500, { pres: 500 }, 'mempre');
+  await sendAll(svc.otlp, bodies);
+  const state = await rss();
+  console.log(
+    `  service resident memory growth             ${fmt((state.rss - rssBefore) / state.pending)} bytes per boundary  (${fmt((state.rss - rssBefore) / 1048576)} MiB for ${fmt(state.pending)}; includes V8 heap slack, no forced GC)`,
+  );
+  console.log(
+    `  baseline: the same correlator with no boundary: ${fmt(before / 1048576)} MiB heap in this process`,
+  );
+  await svc.stop();
+  rmSync(memDir, { recursive: true, force: true });
 }
 
 /** Section 3: memory, snapshot time and the longest probe answer at a million pending. @param {string} sinkUrl */
