@@ -463,7 +463,12 @@ export function readWireSpan(body: Buffer, site: SpanSite, limits: SpanLimits): 
     attributeKeys: NO_KEYS,
     attributeSpans: NO_SPANS,
   };
-  mark = mark === 0x7fffffff ? 1 : mark + 1;
+  if (mark === 0x7fffffff) {
+    // Wrapped: no cell may look marked by an earlier span.
+    seenMark.fill(0);
+    mark = 0;
+  }
+  mark++;
   // Keys and offsets go to scratch arrays first, copied out at their size (no growth per span).
   let n = 0;
   try {
@@ -635,8 +640,13 @@ function linkField(to: { traceId: string; spanId: string }): Uint8Array {
   out[3] = 16;
   out[20] = (2 << 3) | LEN;
   out[21] = 8;
-  // A malformed id writes fewer bytes: then the writer decides, as before.
-  if (out.write(to.traceId, 4, 16, 'hex') !== 16 || out.write(to.spanId, 22, 8, 'hex') !== 8) {
+  // An id of another length, or not hex (it writes fewer bytes): then the writer decides, as before.
+  if (
+    to.traceId.length !== 32 ||
+    to.spanId.length !== 16 ||
+    out.write(to.traceId, 4, 16, 'hex') !== 16 ||
+    out.write(to.spanId, 22, 8, 'hex') !== 8
+  ) {
     const w = protobuf.Writer.create();
     w.uint32((SPAN.links << 3) | LEN).fork();
     w.uint32((1 << 3) | LEN).bytes(Buffer.from(to.traceId, 'hex'));
@@ -660,7 +670,6 @@ export function patchWireSpan(
   record: Attributes,
   links: ReadonlyArray<{ traceId: string; spanId: string }>,
 ): Uint8Array[] {
-  const keys: string[] = [];
   const fields: Uint8Array[] = [];
   const index = new Map<string, number>();
   for (const key in record) {
@@ -675,7 +684,6 @@ export function patchWireSpan(
     }
     if (field === undefined) continue;
     index.set(key, fields.length);
-    keys.push(key);
     fields.push(field);
   }
   const parts: Uint8Array[] = [];
