@@ -14,28 +14,7 @@
  * input, not only for the validated strings the attribute codec puts in events (a test holds them
  * equal to `JSON.stringify` over generated events with hostile values).
  */
-import * as zlib from 'node:zlib';
-
-/** CRC-32 (IEEE) by table, where node:zlib has no `crc32` (before Node 20.15 and 22.2). */
-const CRC_TABLE = (() => {
-  const t = new Int32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c;
-  }
-  return t;
-})();
-
-function tableCrc32(bytes: Uint8Array): number {
-  let c = -1;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
-
-// A namespace import: a named import of `crc32` would not load at all where node:zlib lacks it.
-const zlibCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
-const crc32: (bytes: Uint8Array) => number = zlibCrc32 ? (b) => zlibCrc32(b) : tableCrc32;
+import { crc32, crc32ByTable } from './crc.js';
 
 /**
  * The checksum of a line's JSON: CRC-32 of its UTF-8 bytes as 8 hex digits. It finds a torn or
@@ -48,7 +27,7 @@ export function lineChecksum(json: string): string {
 
 /** {@link lineChecksum} by the table, whatever node:zlib has (for tests). */
 export function lineChecksumByTable(json: string): string {
-  return tableCrc32(Buffer.from(json, 'utf8')).toString(16).padStart(8, '0');
+  return crc32ByTable(Buffer.from(json, 'utf8')).toString(16).padStart(8, '0');
 }
 
 const HEX = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));

@@ -19,6 +19,7 @@
  * length (Go's `snappy.DecodedLen`), a frame's chunks are at most 64 KiB each and are counted.
  */
 import { snappyUncompressor } from 'hysnappy';
+import { crc32c } from './crc.js';
 import { corrupt, tooLarge } from './decode-error.js';
 
 /** The first 10 bytes of every snappy framed stream: a stream identifier chunk, "sNaPpY". */
@@ -112,24 +113,6 @@ export function decodeSnappyFramed(body: Uint8Array, maxBytes: number): Buffer {
     if (type < 0x80) throw corrupt(`reserved unskippable chunk type 0x${type.toString(16).padStart(2, '0')}`);
   }
   return Buffer.concat(parts, total);
-}
-
-/** CRC-32C (Castagnoli, reflected 0x82f63b78) lookup table. */
-const CRC32C_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC-32C of the data (node:zlib's crc32 is the other polynomial). */
-export function crc32c(data: Uint8Array): number {
-  let crc = 0xffff_ffff;
-  for (let i = 0; i < data.length; i++) crc = CRC32C_TABLE[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffff_ffff) >>> 0;
 }
 
 /** The framing format's masked checksum: the CRC rotated right by 15 plus 0xa282ead8. */

@@ -18,8 +18,8 @@ import snappyjs from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeTraceRequest } from '../../src/otlp/index.js';
 import { type BodyCoding, BodyError, codingOf, decodeBody } from '../../src/service/body.js';
+import { crc32c } from '../../src/service/crc.js';
 import { xxh32 } from '../../src/service/lz4.js';
-import { crc32c } from '../../src/service/snappy.js';
 import { ensureNpmPeer, ensureSystemTools, PEERS } from '../support/peers.js';
 import {
   type Downstream,
