@@ -14,6 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import { gunzip, inflate } from 'node:zlib';
 import { Decompress } from 'fzstd';
+import type { BodyPool } from './body-pool.js';
 import { DecodeError } from './decode-error.js';
 import { decodeLz4 } from './lz4.js';
 import { decodeSnappy, decodeSnappyFramed, isSnappyFramed } from './snappy.js';
@@ -111,15 +112,20 @@ export interface BodyLimits {
 
 /**
  * Reads the whole body, refusing more than `maxBytes` (413) as soon as it is exceeded, whether the
- * client sent a `Content-Length` or not. Does not decompress.
+ * client sent a `Content-Length` or not. Does not decompress. With a `pool`, a body whose
+ * `Content-Length` is in the pool's range is read straight into pooled memory (see
+ * ./body-pool.ts for who gives it back); one that fails to arrive goes back at once.
  */
-export function readRawBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+export function readRawBody(req: IncomingMessage, limits: BodyLimits, pool?: BodyPool): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limits.maxBytes) {
     return Promise.reject(tooLarge(limits.maxBytes, `Content-Length ${declared}`));
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    // Node's parser delivers exactly Content-Length bytes (no more: the rest would be the next
+    // request), so a body with one fits the buffer taken for it.
+    const into = declared === undefined ? undefined : pool?.take(Number(declared));
     let size = 0;
     let done = false;
     const finish = (err: BodyError | undefined, body?: Buffer) => {
@@ -131,17 +137,30 @@ export function readRawBody(req: IncomingMessage, limits: BodyLimits): Promise<B
       req.off('error', onError);
       req.off('aborted', onAborted);
       if (err) {
+        if (into) pool!.give(into);
         // Keep reading (and discarding) so the response can still be written on this connection.
         req.resume();
         reject(err);
       } else resolve(body!);
     };
     const onData = (chunk: Buffer) => {
+      if (into) {
+        if (size + chunk.length > into.length) {
+          finish(new BodyError(400, 'aborted', 'the request body is longer than its Content-Length'));
+          return;
+        }
+        chunk.copy(into, size);
+        size += chunk.length;
+        return;
+      }
       size += chunk.length;
       if (size > limits.maxBytes) finish(tooLarge(limits.maxBytes, 'the body'));
       else chunks.push(chunk);
     };
-    const onEnd = () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onEnd = () => {
+      if (into) finish(undefined, size === into.length ? into : into.subarray(0, size));
+      else finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
     const onError = () => finish(new BodyError(400, 'aborted', 'the request body could not be read'));
     const onAborted = () => finish(new BodyError(400, 'aborted', 'the client aborted the request'));
     const timer = setTimeout(

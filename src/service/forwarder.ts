@@ -44,6 +44,11 @@ export interface ForwarderOptions {
   /** Reads an OTLP partial success from a success response body; undefined when there is none. */
   readPartialSuccess: (body: Buffer) => { rejectedSpans: number; errorMessage: string } | undefined;
   observer: ForwarderObserver;
+  /**
+   * Called once per export when it is over (forwarded or dropped, every attempt settled, no write
+   * of its bytes pending), with its items: their memory may be reused from then on.
+   */
+  finished?: (items: readonly QueueItem[]) => void;
   /** Jitter source in [0, 1). Default Math.random. */
   random?: () => number;
 }
@@ -108,6 +113,7 @@ export class Forwarder {
       const batch = this._o.queue.take(this._o.maxBatchSpans);
       this._active++;
       void this._export(batch).finally(() => {
+        this._o.finished?.(batch);
         this._active--;
         this.pump();
         this._notifyIdle();

@@ -20,6 +20,11 @@ export interface QueueItem {
   request?: unknown;
   /** A pass-through request (metrics, logs) in OTLP/JSON, sent alone as it came. */
   json?: Uint8Array;
+  /**
+   * The request body this item's bytes point into, when it may be pooled memory: given back
+   * (`ForwarderOptions.finished`) once the export that carried them is over.
+   */
+  lease?: Uint8Array;
 }
 
 /** A first-in first-out queue bounded by the number of spans it holds. */

@@ -26,6 +26,7 @@ import {
   type OtlpEncoding,
   readRawBody,
 } from './body.js';
+import type { BodyPool } from './body-pool.js';
 import { sendError, sendSuccess } from './responses.js';
 
 /** A refusal decided by the service after decoding (queue full, state not durable, shutting down). */
@@ -60,6 +61,11 @@ export interface BodyTarget {
   decoder?: BodyDecoder;
   /** SHA-256 of the bearer token, when one is required. */
   tokenHash: Buffer | undefined;
+  /**
+   * Memory that uncompressed bodies are read into (./body-pool.ts); whoever queues a body gives it
+   * back through the forwarder. Without one, every body is read into fresh memory.
+   */
+  bodies?: BodyPool;
   /** Counts one answered request by status. */
   answered(status: number): void;
 }
@@ -136,10 +142,12 @@ async function receive(
       answer(early.status, early.message, { retryAfterSeconds: early.retryAfterSeconds });
       return;
     }
-    const raw = await readRawBody(req, {
-      maxBytes: target.maxRequestBytes,
-      timeoutMs: target.requestTimeoutMs,
-    });
+    // Only an uncompressed body is pooled: a compressed one is decoded into new memory anyway.
+    const raw = await readRawBody(
+      req,
+      { maxBytes: target.maxRequestBytes, timeoutMs: target.requestTimeoutMs },
+      coding === 'identity' ? target.bodies : undefined,
+    );
     const body = await decodeBody(raw, coding, target.maxRequestBytes, target.decoder);
     const partial = await handle(body, encoding);
     target.answered(200);

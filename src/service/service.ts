@@ -33,6 +33,7 @@ import {
 } from '../otlp/index.js';
 import { type ContinuityPage, continuityPageFromConfig } from '../ui/page.js';
 import { BodyError, type OtlpEncoding } from './body.js';
+import { BodyPool } from './body-pool.js';
 import {
   defaultStateDir,
   grpcPortOf,
@@ -215,6 +216,12 @@ export class ContinuityService {
     for (const w of correlator.warnings) log.warn('correlator option clamped', { detail: w });
 
     const queue = new SpanQueue(config.downstream.queueMaxSpans);
+    // Uncompressed request bodies are read into this pool, and each export gives back the bodies
+    // its items pointed into once it is over (./body-pool.ts).
+    const bodies = new BodyPool();
+    const giveBack = (items: readonly QueueItem[]) => {
+      for (const i of items) if (i.lease) bodies.give(i.lease);
+    };
     const metrics = new ServiceMetrics({
       resource,
       queue,
@@ -250,6 +257,7 @@ export class ContinuityService {
       retry: config.downstream.retry,
       queue,
       encode: (items) => ({ body: encodeBatch(items), json: traceJson }),
+      finished: giveBack,
       readPartialSuccess: (body) => {
         const r = decodeTraceResponse(body, traceJson ? 'json' : 'protobuf');
         if (!r.partialSuccess) return undefined;
@@ -286,6 +294,7 @@ export class ContinuityService {
             items[0]!.json
               ? { body: items[0]!.json, json: true }
               : { body: items[0]!.protobuf!, json: false },
+          finished: giveBack,
           // A downstream's partial success counts data points or log records, which the service
           // does not count; the request was delivered.
           readPartialSuccess: () => undefined,
@@ -339,6 +348,7 @@ export class ContinuityService {
       requestTimeoutMs: config.server.requestTimeout,
       decoder,
       tokenHash,
+      bodies,
       admit: () => service._admit(0),
       ingestProtobuf: (body) => service._ingestProtobuf(body),
       ingest: (request, encoding, body) => service._ingest(request, encoding, body),
@@ -350,6 +360,7 @@ export class ContinuityService {
       requestTimeoutMs: config.server.requestTimeout,
       decoder,
       tokenHash,
+      bodies,
       accept: (body, encoding) => service._acceptPassthrough(signal, body, encoding),
       answered: (status) => metrics.request(status),
     });
@@ -557,7 +568,7 @@ export class ContinuityService {
       this._reserve(walked.spans);
       try {
         this._metrics.received(walked.spans);
-        this._queue.push({ spans: walked.spans, protobuf: body });
+        this._queue.push({ spans: walked.spans, protobuf: body, lease: body });
         this._forwarder.pump();
       } finally {
         this._queue.release(walked.spans);
@@ -600,6 +611,7 @@ export class ContinuityService {
           protobuf: extra
             ? [...spliced, encodeTraceRequest({ resourceSpans: [extra] }, 'protobuf')]
             : spliced,
+          lease: body,
         },
       };
     });
@@ -648,7 +660,11 @@ export class ContinuityService {
         : new Refusal(429, `the ${signal} queue is full; retry later`, RETRY_AFTER_BUSY_S);
     }
     try {
-      p.queue.push(encoding === 'json' ? { spans: size, json: body } : { spans: size, protobuf: body });
+      p.queue.push(
+        encoding === 'json'
+          ? { spans: size, json: body, lease: body }
+          : { spans: size, protobuf: body, lease: body },
+      );
       p.forwarder.pump();
     } finally {
       p.queue.release(size);

@@ -201,6 +201,11 @@ class HttpTransport implements Transport {
             if (size <= MAX_RESPONSE_BYTES) chunks.push(c);
           });
           res.on('end', () => {
+            // An answer before the whole body was written (a downstream refusing early): stop the
+            // writes, so that no byte of this body is read after the attempt settles (the
+            // forwarder may then reuse its memory, ./body-pool.ts). The connection could not be
+            // reused anyway: it is in the middle of a request.
+            if (!req.writableFinished) req.destroy();
             const code = res.statusCode ?? 0;
             if (code >= 200 && code < 300) return settle({ kind: 'ok', body: Buffer.concat(chunks) });
             const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
