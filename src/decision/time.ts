@@ -10,6 +10,17 @@ export const RFC3339_UTC_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d
  * text is not one (wrong form, or a calendar date that does not exist such as 2026-02-30).
  */
 export function parseRfc3339Utc(text: string): bigint | undefined {
+  // The same few times come again and again (every decision of a snapshot carries one, often the
+  // same; each classification reads them and the boundary's): the last answer is kept.
+  if (text === lastParsed.text) return lastParsed.ns;
+  const ns = parse(text);
+  lastParsed = { text, ns };
+  return ns;
+}
+
+let lastParsed: { text: string; ns: bigint | undefined } = { text: '', ns: undefined };
+
+function parse(text: string): bigint | undefined {
   if (!isRfc3339Utc(text)) return undefined;
   const y = digitsAt(text, 0, 4);
   const mo = digitsAt(text, 5, 2);
@@ -50,6 +61,16 @@ function daysInMonth(year: number, month: number): number {
 
 /** True when `text` is a valid RFC 3339 UTC timestamp (form and calendar). */
 export function isRfc3339Utc(text: string): boolean {
+  if (text === lastValid) return true;
+  if (!checkRfc3339Utc(text)) return false;
+  lastValid = text;
+  return true;
+}
+
+/** The last text {@link isRfc3339Utc} found valid (most texts it sees are the one before). */
+let lastValid = '2000-01-01T00:00:00Z';
+
+function checkRfc3339Utc(text: string): boolean {
   // This runs for every timestamp validated and classified, so after the pattern test the fields
   // are read from their fixed positions and the calendar is checked by arithmetic (no captures,
   // no Date round trip).

@@ -176,6 +176,47 @@ describe('RFC 3339 UTC time', () => {
     expect(parseRfc3339Utc('0000-03-01T00:00:00Z')).toBe(-(719_162n + 306n) * 86_400n * 1_000_000_000n);
   });
 
+  it('gives the same answers when a text comes again, whatever came between (the last answer is kept)', () => {
+    const texts = [
+      '2026-11-30T10:00:00Z',
+      '2026-11-30T10:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-11-30T10:00:00Z',
+      '',
+      '2026-11-30T10:05:00.25Z',
+      '2026-11-30T10:05:00.25Z',
+      'not a time',
+      '2026-11-30T10:00:00Z',
+    ];
+    expect(texts.map((t) => isRfc3339Utc(t))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+      false,
+      true,
+      true,
+      false,
+      true,
+    ]);
+    const at = 1_796_032_800n * 1_000_000_000n;
+    const later = at + 300_250_000_000n;
+    expect(texts.map((t) => parseRfc3339Utc(t))).toEqual([
+      at,
+      at,
+      undefined,
+      undefined,
+      at,
+      undefined,
+      later,
+      later,
+      undefined,
+      at,
+    ]);
+  });
+
   it('formats a clock reading as RFC 3339 UTC', () => {
     expect(formatRfc3339Utc(0)).toBe('1970-01-01T00:00:00.000Z');
     expect(isRfc3339Utc(formatRfc3339Utc(1_764_496_800_123))).toBe(true);
