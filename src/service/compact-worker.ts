@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Correlator } from '../correlate/correlator.js';
 import type { CorrelatorOptions } from '../correlate/types.js';
 import { correlatorSnapshot, rebuildCorrelator } from './rebuild.js';
-import { readState, writeSnapshot } from './state.js';
+import { readState, SNAPSHOT_SYNC_BYTES, writeSnapshot } from './state.js';
 
 /** What the service passes to the worker. */
 export interface CompactJob {
@@ -22,7 +22,8 @@ async function run(job: CompactJob): Promise<number> {
   const state = await readState(job.dir, { uptoSeq: job.seq });
   const correlator = new Correlator(job.correlator);
   rebuildCorrelator(correlator, state, job.nowMs);
-  return writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator));
+  // Written while the service's journal takes requests: flushed as it goes (see SNAPSHOT_SYNC_BYTES).
+  return writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator), SNAPSHOT_SYNC_BYTES);
 }
 
 run(workerData as CompactJob).then(

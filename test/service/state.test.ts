@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
   constants,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -15,8 +16,9 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PendingStore, readState, StateDirLockedError, writeSnapshot } from '../../src/service/state.js';
 import { tempDir, waitFor } from './harness.js';
 
@@ -147,6 +149,40 @@ describe('PendingStore', () => {
     // The snapshot plus the journal records after it give every record exactly once.
     const replayed = recovered.records.map((r) => (r as { event: { n: number } }).event.n);
     expect([...snap, ...replayed]).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+  });
+
+  it('flushes a background snapshot to disk as it goes, and a final one only at its end', async () => {
+    // A snapshot written while the journal takes requests is flushed every SNAPSHOT_SYNC_BYTES, so
+    // the journal's synchronized writes never wait behind hundreds of MiB of it (state.ts says why).
+    const dir = join(tempDir('state-'), 'state');
+    mkdirSync(dir, { recursive: true });
+    const probe = await openFile(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const datasync = vi.spyOn(proto, 'datasync');
+    const entries = Array.from({ length: 20_000 }, (_, i) => ({
+      k: `session-${i}`,
+      v: { n: i, pad: 'x'.repeat(40) },
+    }));
+    try {
+      await writeSnapshot(dir, 7, { meta: { m: 1 }, entries }, 64 * 1024);
+      const bytes = statSync(join(dir, 'pending.snapshot.json')).size;
+      expect(bytes).toBeGreaterThan(1024 * 1024);
+      // Lines go out in writes of about 1 MiB; each takes the unflushed bytes past 64 KiB, so each
+      // is followed by a flush (the last one too, when it is 64 KiB or more).
+      const chunks = bytes / (1024 * 1024);
+      expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(Math.floor(chunks));
+      expect(datasync.mock.calls.length).toBeLessThanOrEqual(Math.ceil(chunks));
+      const read = await readState(dir);
+      expect(read.snapshotSeq).toBe(7);
+      expect(read.problems).toEqual([]);
+      datasync.mockClear();
+      await writeSnapshot(dir, 8, { meta: { m: 1 }, entries });
+      expect(datasync).not.toHaveBeenCalled();
+      expect((await readState(dir)).snapshotSeq).toBe(8);
+    } finally {
+      datasync.mockRestore();
+    }
   });
 
   it('writes a final snapshot at close, releases the lock, and keeps files private', async () => {
