@@ -109,7 +109,7 @@ const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
  * waiting. A background snapshot of a million boundaries left hundreds of MiB waiting, and one
  * journal write took 188 ms behind its final flush (bench section 3, traced): the one request of
  * 500 over the 100 ms bound. Flushed every 2 MiB, the longest journal write during the same run
- * was 47 ms (8 MiB: 78 ms), and the snapshot took no longer.
+ * was 47 ms (8 MiB: 78 ms), and the snapshot took about as long.
  */
 export const SNAPSHOT_SYNC_BYTES = 2 * 1024 * 1024;
 
