@@ -82,6 +82,8 @@ export class Forwarder {
   private _aborted = false;
   private readonly _wakers = new Set<() => void>();
   private _idle: Array<() => void> = [];
+  /** A {@link pumpSoon} is waiting for the event loop. */
+  private _pumpQueued = false;
 
   constructor(options: ForwarderOptions) {
     this._o = options;
@@ -119,6 +121,22 @@ export class Forwarder {
         this._notifyIdle();
       });
     }
+  }
+
+  /**
+   * {@link pump} once the event loop has run what is ready (calls before then share one). Why: an
+   * export's start writes its whole body to the downstream's socket (about 0.1 ms for 512 spans);
+   * a receiver that queues and then answers makes its client wait for that write too, and the
+   * client sends its next request only after the answer. Measured in `continuity serve`: 4-9 %
+   * less time per compaction request (7 runs of 2 000 requests, 4 in flight).
+   */
+  pumpSoon(): void {
+    if (this._pumpQueued) return;
+    this._pumpQueued = true;
+    setImmediate(() => {
+      this._pumpQueued = false;
+      this.pump();
+    });
   }
 
   /**

@@ -139,8 +139,6 @@ export class ContinuityService {
   private _inflight = 0;
   private _inflightDone: Array<() => void> = [];
   private _stopped: Promise<void> | undefined;
-  /** An export start is queued ({@link _pumpSoon}). */
-  private _pumpQueued = false;
   /** zstd, snappy and LZ4 request bodies are decoded in this worker thread, off the event loop. */
   private readonly _decoder: DecoderThread;
 
@@ -571,7 +569,8 @@ export class ContinuityService {
       try {
         this._metrics.received(walked.spans);
         this._queue.push({ spans: walked.spans, protobuf: body, lease: body });
-        this._pumpSoon();
+        // Answered first: the export starts after (see Forwarder.pumpSoon).
+        this._forwarder.pumpSoon();
       } finally {
         this._queue.release(walked.spans);
       }
@@ -673,22 +672,6 @@ export class ContinuityService {
     }
   }
 
-  /**
-   * Starts exports for what was queued once the event loop has run what is ready: the request that
-   * queued it is answered first. Why: starting an export writes the whole body to the downstream's
-   * socket (about 0.1 ms for 512 spans), and the client, which waits for the answer to send its
-   * next request, waited for that write too. Measured: 4-9 % less time per compaction request
-   * (7 runs of 2 000 requests, 4 in flight).
-   */
-  private _pumpSoon(): void {
-    if (this._pumpQueued) return;
-    this._pumpQueued = true;
-    setImmediate(() => {
-      this._pumpQueued = false;
-      this._forwarder.pump();
-    });
-  }
-
   /** Reserves queue room for `spans`, or throws the refusal to answer. */
   private _reserve(spans: number): void {
     const refusal = this._admit(spans);
@@ -744,7 +727,7 @@ export class ContinuityService {
       this._metrics.received(accepted);
       if (spans > 0 && item) {
         this._queue.push(item);
-        this._pumpSoon();
+        this._forwarder.pumpSoon();
       }
       if (rejected === 0) return undefined;
       return { rejectedSpans: rejected, errorMessage: rejectionMessage(refused) };

@@ -33,10 +33,15 @@ import {
   inspectRequest,
   rejectionMessage,
 } from '../../src/service/enrich.js';
-import { parseRetryAfter, retryDelay } from '../../src/service/forwarder.js';
+import { Forwarder, parseRetryAfter, retryDelay } from '../../src/service/forwarder.js';
 import { withUnitSuffix } from '../../src/service/metrics.js';
 import { SpanQueue } from '../../src/service/queue.js';
-import { createTransport, type TransportOptions, writableParts } from '../../src/service/transport.js';
+import {
+  createTransport,
+  type Transport,
+  type TransportOptions,
+  writableParts,
+} from '../../src/service/transport.js';
 import { startGrpcReceiver } from '../support/grpc-receiver.js';
 import { ensureSystemTools } from '../support/peers.js';
 import { expectedStates, loadSixCases } from './six-cases.js';
@@ -64,6 +69,44 @@ describe('retry timing', () => {
     expect(parseRetryAfter('Mon, 30 Nov 2026 11:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('Forwarder.pumpSoon', () => {
+  it('starts the exports once the current run of the event loop is over, with everything queued by then', async () => {
+    const sent: unknown[] = [];
+    const transport: Transport = {
+      send: async (body) => {
+        sent.push(body);
+        return { kind: 'ok', body: Buffer.alloc(0) };
+      },
+      abortAll: () => undefined,
+      close: () => undefined,
+    };
+    const queue = new SpanQueue(100);
+    const forwarder = new Forwarder({
+      transport,
+      concurrency: 1,
+      maxBatchSpans: 10,
+      retry: POLICY,
+      queue,
+      encode: (items) => ({ body: items.map((i) => i.protobuf as Uint8Array), json: false }),
+      readPartialSuccess: () => undefined,
+      observer: { forwarded: () => undefined, dropped: () => undefined, exportFailed: () => undefined },
+    });
+    const a = Buffer.from('a');
+    const b = Buffer.from('b');
+    queue.push({ spans: 1, protobuf: a });
+    forwarder.pumpSoon();
+    queue.push({ spans: 1, protobuf: b });
+    forwarder.pumpSoon();
+    // Nothing starts before the caller's run is over (it answers its client first).
+    await Promise.resolve();
+    expect(sent).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    // One export took both items, queued before and after the first call.
+    expect(sent).toEqual([[a, b]]);
+    await forwarder.shutdown(1000);
   });
 });
 
