@@ -20,7 +20,9 @@ import { loadServiceConfig } from '../../src/service/config.js';
 import { createLogger } from '../../src/service/log.js';
 import { ContinuityService } from '../../src/service/service.js';
 import { createTransport } from '../../src/service/transport.js';
-import { tempDir } from './harness.js';
+import { otlpSpan, post, tempDir, waitFor } from './harness.js';
+
+const PROTOBUF = { 'content-type': 'application/x-protobuf' };
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -97,21 +99,7 @@ describe('readRawBody with a pool', () => {
     });
     try {
       const sent = randomBytes(200_000);
-      const slabSize = await new Promise<string>((resolve, reject) => {
-        const req = request(
-          server.url,
-          { method: 'POST', headers: { 'content-length': sent.length } },
-          (res) => {
-            let text = '';
-            res.on('data', (d) => {
-              text += d;
-            });
-            res.on('end', () => resolve(text));
-          },
-        );
-        req.on('error', reject);
-        req.end(sent);
-      });
+      const slabSize = (await post(server.url, sent, {})).body.toString();
       expect((results[0] as Buffer).equals(sent)).toBe(true);
       expect(slabSize).toBe('262144');
       // The pooled body was not given back by the reader: its holder does that.
@@ -123,7 +111,7 @@ describe('readRawBody with a pool', () => {
         req.on('error', () => resolve());
         req.write(sent.subarray(0, 100_000), () => setTimeout(() => req.destroy(), 50));
       });
-      await waitUntil(() => results.length === 2);
+      await waitFor('the cut-off body refused', () => results.length === 2);
       expect(results[1]).toBeInstanceOf(Error);
       expect(pool.idleBytes).toBe(524_288);
     } finally {
@@ -270,11 +258,11 @@ describe('continuity serve with pooled bodies', () => {
           while (next < all.length) {
             const body = all[next++]!;
             expect(body.length).toBeGreaterThan(POOLED_MIN_BYTES);
-            expect(await postBody(`${service.url}/v1/traces`, body)).toBe(200);
+            expect((await post(`${service.url}/v1/traces`, body, PROTOBUF)).status).toBe(200);
           }
         }),
       );
-      await waitUntil(() => delivered.length === all.length, 30_000);
+      await waitFor('every export delivered', () => delivered.length === all.length, 30_000);
     } finally {
       await service.stop();
       await downstream.close();
@@ -322,23 +310,13 @@ function batch(tag: string, pairs: number): Buffer {
   let n = 0;
   const span = (name: string, attributes: Record<string, unknown>): OtlpSpan => {
     n++;
-    return {
+    return otlpSpan({
       traceId: randomBytes(16).toString('hex'),
       spanId: randomBytes(8).toString('hex'),
-      traceState: '',
-      parentSpanId: '',
-      flags: 0,
       name,
-      kind: 1,
-      startTimeUnixNano: '1764500000000000000',
       endTimeUnixNano: '1764500000100000000',
       attributes: recordToAttributes(attributes as never),
-      droppedAttributesCount: 0,
-      events: [],
-      droppedEventsCount: 0,
-      links: [],
-      droppedLinksCount: 0,
-    };
+    });
   };
   for (let p = 0; p < pairs; p++) {
     const sessionId = `${tag}-${p}-${randomBytes(4).toString('hex')}`;
@@ -384,30 +362,4 @@ function batch(tag: string, pairs: number): Buffer {
       'protobuf',
     ),
   );
-}
-
-function postBody(url: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function waitUntil(done: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { prometheusLabel } from '../../src/otel/semconv.js';
-import type { OtlpMetricsRequest } from '../../src/otlp/types.js';
+import type { OtlpMetricsRequest, OtlpSpan } from '../../src/otlp/types.js';
 import {
   type ReceivedSpan,
   type ReceiverMode,
@@ -278,4 +278,26 @@ export function post(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * An OTLP span (the decoded shape): `span`'s fields over every other field's default, both times
+ * 1764500000000000000 unless given.
+ */
+export function otlpSpan(span: Pick<OtlpSpan, 'name' | 'traceId' | 'spanId'> & Partial<OtlpSpan>): OtlpSpan {
+  return {
+    traceState: '',
+    parentSpanId: '',
+    flags: 0,
+    kind: 1,
+    startTimeUnixNano: '1764500000000000000',
+    endTimeUnixNano: '1764500000000000000',
+    attributes: [],
+    droppedAttributesCount: 0,
+    events: [],
+    droppedEventsCount: 0,
+    links: [],
+    droppedLinksCount: 0,
+    ...span,
+  };
 }

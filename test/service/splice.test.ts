@@ -22,9 +22,9 @@ import {
   recordToAttributes,
   upsertAttributes,
 } from '../../src/otlp/index.js';
-import type { OtlpSpan } from '../../src/otlp/types.js';
 import { type SpanSite, splice, walkTraceRequest } from '../../src/service/splice.js';
 import { snap } from '../correlate/helpers.js';
+import { otlpSpan } from './harness.js';
 
 /** A length-delimited field. */
 function len(w: Writer, field: number, bytes: Uint8Array): Writer {
@@ -58,25 +58,14 @@ function oddSpan(seed: number, attributes: number): Uint8Array {
 }
 
 function compactionSpan(name: string, sessionId: string, phase: 'pre' | 'post', seed: number): Uint8Array {
-  const span: OtlpSpan = {
+  const span = otlpSpan({
     traceId: seed.toString(16).padStart(32, '0'),
     spanId: seed.toString(16).padStart(16, '0'),
-    traceState: '',
-    parentSpanId: '',
-    flags: 0,
     name,
-    kind: 1,
-    startTimeUnixNano: '1764500000000000000',
-    endTimeUnixNano: '1764500000000000000',
     attributes: recordToAttributes(
       snapshotAttributes(phase, snap(sessionId, '2026-11-30T10:00:00Z'), { boundaryId: `${sessionId}-b` }),
     ),
-    droppedAttributesCount: 0,
-    events: [],
-    droppedEventsCount: 0,
-    links: [],
-    droppedLinksCount: 0,
-  };
+  });
   return encodeSpan(span);
 }
 

@@ -44,6 +44,7 @@ import {
 } from '../../src/service/transport.js';
 import { startGrpcReceiver } from '../support/grpc-receiver.js';
 import { ensureSystemTools } from '../support/peers.js';
+import { otlpSpan } from './harness.js';
 import { expectedStates, loadSixCases } from './six-cases.js';
 
 const POLICY = { initialInterval: 1000, maxInterval: 30_000, maxElapsedTime: 300_000, multiplier: 2 };
@@ -272,23 +273,12 @@ describe('a batch of queue items goes out as one export body, not copied into on
 });
 
 function span(name: string, n: number, attributes: Record<string, unknown>): OtlpSpan {
-  return {
+  return otlpSpan({
     traceId: n.toString(16).padStart(32, '0'),
     spanId: n.toString(16).padStart(16, '0'),
-    traceState: '',
-    parentSpanId: '',
-    flags: 0,
     name,
-    kind: 1,
-    startTimeUnixNano: '1764500000000000000',
-    endTimeUnixNano: '1764500000000000000',
     attributes: recordToAttributes(attributes as never),
-    droppedAttributesCount: 0,
-    events: [],
-    droppedEventsCount: 0,
-    links: [],
-    droppedLinksCount: 0,
-  };
+  });
 }
 
 function requestOf(spans: OtlpSpan[]): OtlpTraceRequest {
