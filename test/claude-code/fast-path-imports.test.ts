@@ -136,6 +136,9 @@ describe('the write gate fast path', () => {
         'src/adapters/core/shell.ts',
         'src/adapters/core/state.ts',
         'src/adapters/hook.ts',
+        // Qwen Code's hook entry: its dialect table over Claude Code's hook path.
+        'src/adapters/qwen-code/config.ts',
+        'src/adapters/qwen-code/hook.ts',
         'src/classify/states.ts',
         // The default state directory (node built-ins only).
         'src/ledger/state-home.ts',

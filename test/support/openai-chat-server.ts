@@ -145,10 +145,20 @@ function isTitle(body: ChatRequestBody | undefined): boolean {
   return first?.role === 'system' && messageText(first).startsWith('You are a title generator');
 }
 
+/**
+ * Qwen Code 0.24's summarizer prompt starts so. Recorded: the first attempt sends it as the last
+ * user message with the session's tools (to share the prompt cache); the second sends it as the
+ * system prompt, no tools, and "…produce the <state_snapshot> XML." as the user message.
+ */
+export const QWEN_SUMMARY_PROMPT = 'You are the component that summarizes a conversation';
+
 function isSummary(body: ChatRequestBody | undefined): boolean {
-  if (!body || (body.tools && body.tools.length > 0) || isTitle(body)) return false;
+  if (!body || isTitle(body)) return false;
   const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const text = messageText(last);
+  const system = (body.messages ?? []).filter((m) => m.role === 'system').map(messageText);
+  if (text.includes(QWEN_SUMMARY_PROMPT) || system.some((t) => t.includes(QWEN_SUMMARY_PROMPT))) return true;
+  if (body.tools && body.tools.length > 0) return false;
   return text.includes('<conversation>') || text.includes('The following is the conversation history:');
 }
 

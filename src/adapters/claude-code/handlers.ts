@@ -30,14 +30,14 @@ import {
 } from '../core/recording.js';
 import { readGateState } from '../core/state.js';
 import { trackStep } from '../core/track.js';
-import { type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
+import { CLAUDE_CODE_DIALECT, type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
 import type { HookRun } from './hook.js';
 import { compactBoundaryTokens, lastReplyTokens } from './transcript.js';
 
-/** A new boundary id: lower-case, time-ordered, opaque. */
-export function newBoundaryId(): string {
-  return coreBoundaryId('cc');
+/** A new boundary id: lower-case, time-ordered, opaque (`cc…` for Claude Code; the dialect's prefix otherwise). */
+export function newBoundaryId(prefix = CLAUDE_CODE_DIALECT.boundaryPrefix): string {
+  return coreBoundaryId(prefix);
 }
 
 /** The gate's slow path for Claude Code: the ledger and the classifier. */
@@ -84,7 +84,7 @@ function stepContext(run: HookRun, now: string): HookStepContext {
     sessionId: run.payload.sessionId,
     now,
     preHook: 'PreCompact',
-    newBoundaryId,
+    newBoundaryId: () => newBoundaryId(run.env.dialect.boundaryPrefix),
     warn: prefixed(run),
   };
 }
@@ -98,7 +98,11 @@ async function onPreCompact(run: HookRun): Promise<string> {
   const tokensBefore = run.local.transcriptPath ? lastReplyTokens(run.local.transcriptPath) : undefined;
   const event = boundaryEventOf(run.payload, now) as PreEvent;
   const names = await preCompactStep(stepContext(run, now), event, tokensBefore);
-  return names.length > 0 ? `${summaryInstruction(names)}\n` : '';
+  if (names.length === 0) return '';
+  if (run.env.dialect.preCompactOutput === 'text') return `${summaryInstruction(names)}\n`;
+  return `${JSON.stringify({
+    hookSpecificOutput: { hookEventName: 'PreCompact', additionalContext: summaryInstruction(names) },
+  })}\n`;
 }
 
 /**

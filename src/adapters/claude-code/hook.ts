@@ -49,9 +49,11 @@ import {
 } from '../core/process.js';
 import { isRecord, readActivity, readGateState } from '../core/state.js';
 import {
+  CLAUDE_CODE_DIALECT,
   type ClaudeCodeEnv,
   claudeCodeState,
   claudeCodeVoice,
+  type HookDialect,
   loadClaudeCodeConfig,
   resolveClaudeCodeEnv,
   resolveProjectDir,
@@ -213,23 +215,30 @@ function wantsTokens(env: ClaudeCodeEnv, sessionId: string, nowMs: number): bool
   return nowMs - Date.parse(cur.compactedAt) < 60 * 60 * 1000;
 }
 
-/** Runs one hook invocation. Returns the exit code: always 0. */
-export function runClaudeCodeHook(io: HookIo = processIo()): Promise<number> {
-  return runHookProcess(io, 'claude-code', async (warn) => {
+/**
+ * Runs one hook invocation of Claude Code, or of a runtime that speaks its hook protocol
+ * (`dialect`). Returns the exit code: always 0.
+ */
+export function runClaudeCodeHook(
+  io: HookIo = processIo(),
+  dialect: HookDialect = CLAUDE_CODE_DIALECT,
+): Promise<number> {
+  const name = dialect.runtime;
+  return runHookProcess(io, name, async (warn) => {
     const { buffer, truncated } = await io.readInput();
     const parsed = parsePayload(buffer, truncated);
     if (!parsed.ok) {
-      warn(`hook claude-code: ${parsed.problem}; nothing recorded`);
+      warn(`hook ${name}: ${parsed.problem}; nothing recorded`);
       return;
     }
     const p = parsed.payload;
-    const env = resolveClaudeCodeEnv(io.env, io.script);
+    const env = resolveClaudeCodeEnv(io.env, io.script, dialect);
     const projectDir = resolveProjectDir(env, p.cwd);
     const { config, warnings } = loadClaudeCodeConfig(projectDir, env);
     if (warnings.length > 0) warn(`config: ${warnings.join('; ')}`);
 
     if (p.event === 'PreToolUse') {
-      const answer = await decideGate(p.sessionId, toolEventOf(p), {
+      const answer = await decideGate(p.sessionId, toolEventOf(p, dialect), {
         config,
         state: claudeCodeState(env),
         rederive: async (sessionId, cached) =>
@@ -253,7 +262,7 @@ export function runClaudeCodeHook(io: HookIo = processIo()): Promise<number> {
     } else if (p.event === 'Notification') {
       return; // a notification that awaits nobody
     } else if (!RECORDING_EVENTS.has(p.event)) {
-      warn(`hook claude-code: event ${p.event} is not used; nothing recorded`);
+      warn(`hook ${name}: event ${p.event} is not used; nothing recorded`);
       return;
     }
     const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
@@ -264,11 +273,11 @@ export function runClaudeCodeHook(io: HookIo = processIo()): Promise<number> {
 }
 
 /** The core's tool event for a `PreToolUse` payload: the tool, what kind it is, what the gate inspects. */
-export function toolEventOf(p: HookPayload): ToolEvent {
+export function toolEventOf(p: HookPayload, dialect: HookDialect = CLAUDE_CODE_DIALECT): ToolEvent {
   return {
     type: 'tool',
     toolName: p.toolName ?? '',
-    kind: toolKind(p.toolName),
+    kind: toolKind(p.toolName, dialect),
     ...(p.command !== undefined ? { command: p.command } : {}),
     ...(p.filePath !== undefined ? { filePath: p.filePath } : {}),
     ...(p.truncated ? { truncated: true } : {}),

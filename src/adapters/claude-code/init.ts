@@ -30,10 +30,19 @@ import {
   writeJsonSettings,
 } from '../core/project.js';
 import { ensureDir, isRecord, readJsonFile, writeFileAtomic } from '../core/state.js';
-import { type ClaudeCodeEnv, DEFAULT_GATED_TOOLS, onPath, resolveClaudeCodeEnv } from './config.js';
+import {
+  CLAUDE_CODE_DIALECT,
+  type ClaudeCodeEnv,
+  type HookDialect,
+  onPath,
+  resolveClaudeCodeEnv,
+} from './config.js';
 
-/** Recognizes the adapter's hooks in an existing settings file, whatever launcher they use. */
-const OURS = /\bhook\s+claude-code\b/;
+/** Recognizes the adapter's hooks (of `runtime`) in an existing settings file, whatever launcher they use. */
+function oursPattern(runtime: string): RegExp {
+  return new RegExp(`\\bhook\\s+${runtime.replace(/[^a-z0-9-]/g, '')}(?![\\w-])`);
+}
+
 /** What init records of the rules it added, so `--remove` takes out exactly those. */
 const INSTALLED_FILE = `${PROJECT_STATE_DIR}/installed.json`;
 
@@ -90,12 +99,9 @@ export interface MergeResult extends Omit<HookGroupMerge<HookRegistration>, 'hoo
   settings: Record<string, unknown>;
 }
 
-function isOurs(h: unknown): boolean {
-  return isRecord(h) && typeof h.command === 'string' && OURS.test(h.command);
-}
-
-function hasOurs(g: unknown): boolean {
-  return isRecord(g) && Array.isArray(g.hooks) && g.hooks.some(isOurs);
+function isOursOf(runtime: string): (h: unknown) => boolean {
+  const ours = oursPattern(runtime);
+  return (h) => isRecord(h) && typeof h.command === 'string' && ours.test(h.command);
 }
 
 function hooksOf(
@@ -128,8 +134,10 @@ export function mergeHookSettings(
   command: string,
   registrations: readonly HookRegistration[],
   rewrite = false,
+  runtime = CLAUDE_CODE_DIALECT.runtime,
 ): MergeResult {
   const { settings, hooks } = hooksOf(doc, source);
+  const isOurs = isOursOf(runtime);
   const { hooks: merged, ...result } = mergeHookGroups(hooks, command, registrations, rewrite, isOurs);
   settings.hooks = merged;
   return { settings, ...result };
@@ -139,8 +147,11 @@ export function mergeHookSettings(
 export function removeHookSettings(
   doc: unknown,
   source: string,
+  runtime = CLAUDE_CODE_DIALECT.runtime,
 ): { settings: Record<string, unknown>; removed: string[] } {
   const { settings, hooks } = hooksOf(doc, source);
+  const isOurs = isOursOf(runtime);
+  const hasOurs = (g: unknown) => isRecord(g) && Array.isArray(g.hooks) && g.hooks.some(isOurs);
   const removed: string[] = [];
   const out: Record<string, unknown[]> = {};
   for (const [event, groups] of Object.entries(hooks)) {
@@ -218,7 +229,9 @@ export function mergeProtection(
   const newDeny = rules.deny.filter((r) => !deny.includes(r));
   const newWrite = rules.denyWrite.filter((r) => !denyWrite.includes(r));
   out.permissions = { ...perms, deny: [...deny, ...newDeny] };
-  out.sandbox = { ...sandbox, filesystem: { ...fsRaw, denyWrite: [...denyWrite, ...newWrite] } };
+  if (rules.denyWrite.length > 0) {
+    out.sandbox = { ...sandbox, filesystem: { ...fsRaw, denyWrite: [...denyWrite, ...newWrite] } };
+  }
   return { settings: out, added: newDeny.length + newWrite.length };
 }
 
@@ -271,6 +284,8 @@ export interface InitOptions {
   /** Take out exactly what init added. */
   remove?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** The runtime whose settings these are: Claude Code, or one that speaks its hook protocol. */
+  dialect?: HookDialect;
 }
 
 function installedRules(project: string): ProtectionRules {
@@ -283,9 +298,9 @@ function installedRules(project: string): ProtectionRules {
 
 /** Runs init (or `--remove`) and returns the lines it prints. Nothing is written when the settings file is bad. */
 export function runInit(options: InitOptions): string[] {
-  const env = resolveClaudeCodeEnv(options.env ?? process.env);
+  const env = resolveClaudeCodeEnv(options.env ?? process.env, undefined, options.dialect);
   const project = options.project;
-  const settingsRel = options.settings ?? join('.claude', 'settings.json');
+  const settingsRel = options.settings ?? env.dialect.settingsFile;
   const settingsPath = join(project, settingsRel);
   const { doc, mode } = readJsonSettings(settingsPath, settingsRel);
   return options.remove
@@ -318,16 +333,19 @@ function install(options: InitOptions, t: Target): string[] {
   const explicit = options.command?.trim();
   const onPathNow = onPath('continuity', env.path);
   const launcherText = hookLauncher(explicit, onPathNow);
-  const command = `${launcherText} hook claude-code`;
-  const gateMatcher = options.gateMatcher ?? DEFAULT_GATED_TOOLS.join('|');
+  const { runtime } = env.dialect;
+  const command = `${launcherText} hook ${runtime}`;
+  const gateMatcher = options.gateMatcher ?? env.dialect.gatedTools.join('|');
   const merged = mergeHookSettings(
     doc,
     settingsRel,
     command,
     hookRegistrations(gateMatcher),
     Boolean(explicit),
+    runtime,
   );
   const rules = protectionRules(env);
+  if (!env.dialect.sandboxRules) rules.denyWrite = [];
   const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
   const changed = merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0;
   if (changed) writeJsonSettings(settingsPath, protectedSettings.settings, mode);
@@ -351,14 +369,14 @@ function install(options: InitOptions, t: Target): string[] {
   if (!explicit && !onPathNow) {
     out.push(notOnPathNote());
   }
-  out.push(nextStepLine('claude'));
+  out.push(nextStepLine(env.dialect.command));
   return out;
 }
 
 function remove(t: Target): string[] {
   const { project, settingsRel, settingsPath, doc, mode, env } = t;
   const out: string[] = [];
-  const hooks = removeHookSettings(doc, settingsRel);
+  const hooks = removeHookSettings(doc, settingsRel, env.dialect.runtime);
   const rules = unionRules(installedRules(project), protectionRules(env));
   const cleaned = removeProtection(hooks.settings, rules);
   if (hooks.removed.length > 0 || cleaned.removed > 0) {

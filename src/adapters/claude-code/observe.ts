@@ -18,10 +18,10 @@ import type { StateDir } from '../core/state.js';
 export { findProjectSession } from '../core/state.js';
 
 import {
-  CLAUDE_ENV,
   type ClaudeCodeEnv,
   claudeCodeState,
   claudeCodeVoice,
+  type HookDialect,
   loadClaudeCodeConfig,
   resolveClaudeCodeEnv,
 } from './config.js';
@@ -45,6 +45,8 @@ export type ObserveResult = RestateResult;
  * agent's shell the same variables, passes its own.
  */
 export interface ObserveTarget {
+  /** The runtime whose variables name the session and project. Default Claude Code's. */
+  dialect?: HookDialect;
   config(projectDir: string, env: ClaudeCodeEnv): AdapterConfig;
   state(env: ClaudeCodeEnv): StateDir;
   voice(env: ClaudeCodeEnv): Voice;
@@ -61,13 +63,17 @@ export async function runObserve(
   options: ObserveOptions,
   target: ObserveTarget = CLAUDE_CODE_TARGET,
 ): Promise<ObserveResult> {
-  const env = resolveClaudeCodeEnv(options.env ?? process.env, options.script ?? process.argv[1]);
+  const env = resolveClaudeCodeEnv(
+    options.env ?? process.env,
+    options.script ?? process.argv[1],
+    target.dialect,
+  );
   const projectDir = options.project ? resolve(options.project) : (env.projectDir ?? process.cwd());
   const config = target.config(projectDir, env);
   const state = target.state(env);
   const sessionId = restatementSession(options.session, () =>
     env.sessionId !== undefined
-      ? { id: env.sessionId, from: CLAUDE_ENV.sessionId }
+      ? { id: env.sessionId, from: env.dialect.env.sessionId }
       : projectSession(state, projectDir),
   );
   return observeSession(options, { config, state, voice: target.voice(env), sessionId });

@@ -17,6 +17,12 @@ export interface Voice {
   launcher: string;
   /** The runtime's consequential tools, e.g. `Edit, Write, NotebookEdit, or a Bash or PowerShell command that changes anything`. */
   consequentialTools: string;
+  /**
+   * How the restatement command is written: a here-document of JSON (default), or one
+   * `--decision 'NAME=JSON'` flag per decision, for a runtime that rewrites `<` and `>` in the
+   * context it adds (Qwen Code turns them into `&lt;` and `&gt;`, which would break `<<'EOF'`).
+   */
+  restateForm?: 'heredoc' | 'flags';
 }
 
 /** The default voice: `continuity` on PATH, tools described generically. */
@@ -53,6 +59,10 @@ export function observeCommand(
   names: readonly string[],
   voice: Voice = DEFAULT_VOICE,
 ): string {
+  if (voice.restateForm === 'flags') {
+    const flags = (names.length === 0 ? ['DECISION'] : names).map((n) => `--decision '${n}=VALUE_AS_JSON'`);
+    return `${voice.launcher} observe --session ${sessionId} ${flags.join(' ')}`;
+  }
   const body =
     names.length === 0
       ? '{"<decision>": <value as JSON>}'

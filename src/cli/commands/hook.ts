@@ -1,9 +1,10 @@
 /**
- * `continuity hook claude-code` and `continuity hook codex`: the entry points for every hook event of
+ * `continuity hook <runtime>` (claude-code, codex, qwen-code): the entry points for every hook event of
  * those runtimes (stdin JSON). `bin/continuity.js` sends these exact commands straight to the lean adapter modules, so the write
  * gate never loads commander; this registration serves `--help` and the generic path.
  */
 import type { Command } from 'commander';
+import { HOOK_RUNTIMES, runHook } from '../../adapters/hook.js';
 import { InputError } from '../../decision/problems.js';
 
 /** Registers `continuity hook <runtime>`. */
@@ -11,21 +12,19 @@ export function registerHook(program: Command): void {
   program
     .command('hook')
     .description(
-      'handle one agent runtime hook event read from stdin (runtime: claude-code, codex); always exits 0',
+      `handle one agent runtime hook event read from stdin (runtime: ${Object.keys(HOOK_RUNTIMES).join(', ')}); always exits 0`,
     )
-    .argument('<runtime>', 'the agent runtime: claude-code or codex')
+    .argument('<runtime>', `the agent runtime: ${Object.keys(HOOK_RUNTIMES).join(', ')}`)
     .action(async (runtime: string) => {
-      if (runtime === 'codex') {
-        const { runCodexHook } = await import('../../adapters/codex/hook.js');
-        process.exitCode = await runCodexHook();
-        return;
-      }
-      if (runtime !== 'claude-code') {
+      const code = await runHook(runtime);
+      if (code === undefined) {
         throw new InputError('hook', [
-          { path: '<runtime>', message: `unknown runtime "${runtime}"; expected claude-code or codex` },
+          {
+            path: '<runtime>',
+            message: `unknown runtime "${runtime}"; expected ${Object.keys(HOOK_RUNTIMES).join(', ')}`,
+          },
         ]);
       }
-      const { runClaudeCodeHook } = await import('../../adapters/claude-code/hook.js');
-      process.exitCode = await runClaudeCodeHook();
+      process.exitCode = code;
     });
 }

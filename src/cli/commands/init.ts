@@ -23,13 +23,13 @@ export function registerInit(program: Command): void {
   program
     .command('init')
     .description(
-      'set up continuity for an agent runtime in a project (runtime: claude-code, codex, opencode)',
+      'set up continuity for an agent runtime in a project (runtime: claude-code, codex, opencode, qwen-code)',
     )
-    .argument('<runtime>', 'the agent runtime: claude-code, codex or opencode')
+    .argument('<runtime>', 'the agent runtime: claude-code, codex, opencode or qwen-code')
     .option('--project <dir>', 'project directory (default: the working directory)')
     .option(
       '--settings <file>',
-      'claude-code: settings file relative to the project (default: .claude/settings.json)',
+      'claude-code, qwen-code: settings file relative to the project (default: .claude/settings.json, .qwen/settings.json)',
     )
     .option(
       '--config <file>',
@@ -99,11 +99,11 @@ export function registerInit(program: Command): void {
         process.stdout.write(`${lines.join('\n')}\n`);
         return;
       }
-      if (runtime !== 'claude-code') {
+      if (runtime !== 'claude-code' && runtime !== 'qwen-code') {
         throw new InputError('init', [
           {
             path: '<runtime>',
-            message: `unknown runtime "${runtime}"; expected claude-code, codex or opencode`,
+            message: `unknown runtime "${runtime}"; expected claude-code, codex, opencode or qwen-code`,
           },
         ]);
       }
@@ -115,9 +115,16 @@ export function registerInit(program: Command): void {
           },
         ]);
       }
-      const { runInit } = await import('../../adapters/claude-code/init.js');
+      // Qwen Code speaks Claude Code's hook protocol: the same init, in its dialect.
+      const [{ runInit }, dialect] = await Promise.all([
+        import('../../adapters/claude-code/init.js'),
+        runtime === 'qwen-code'
+          ? import('../../adapters/qwen-code/config.js').then((m) => m.QWEN_CODE_DIALECT)
+          : undefined,
+      ]);
       const lines = runInit({
         project,
+        ...(dialect && { dialect }),
         ...(opts.settings !== undefined && { settings: opts.settings }),
         ...(opts.command !== undefined && { command: opts.command }),
         ...(opts.gateTools !== undefined && { gateMatcher: opts.gateTools }),

@@ -48,6 +48,10 @@ const OBSERVE_RUNTIMES = {
     ledgerName: 'opencode',
     load: async () => (await import('../../adapters/opencode/observe.js')).runObserve,
   },
+  'qwen-code': {
+    ledgerName: 'qwen-code',
+    load: async () => (await import('../../adapters/qwen-code/observe.js')).runQwenCodeObserve,
+  },
 } as const;
 type ObserveRuntime = keyof typeof OBSERVE_RUNTIMES;
 const RUNTIME_NAMES = Object.keys(OBSERVE_RUNTIMES) as ObserveRuntime[];
@@ -73,6 +77,9 @@ async function observeRuntime(opts: {
       ]);
     }
     return opts.runtime as ObserveRuntime;
+  }
+  if (opts.session === undefined && !process.env.CLAUDE_CODE_SESSION_ID && process.env.QWEN_CODE_SESSION_ID) {
+    return 'qwen-code'; // the agent's shell in a Qwen Code session
   }
   const session = opts.session ?? process.env.CLAUDE_CODE_SESSION_ID;
   if (!session) return 'claude-code';
