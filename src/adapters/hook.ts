@@ -16,6 +16,7 @@ export const HOOK_RUNTIMES: Readonly<Record<string, () => Promise<number>>> = Ob
   'claude-code': async () => (await import('./claude-code/hook.js')).runClaudeCodeHook(),
   codex: async () => (await import('./codex/hook.js')).runCodexHook(),
   'qwen-code': async () => (await import('./qwen-code/hook.js')).runQwenCodeHook(),
+  copilot: async () => (await import('./copilot/hook.js')).runCopilotHook(),
 });
 
 /**

@@ -136,6 +136,10 @@ describe('the write gate fast path', () => {
         'src/adapters/core/shell.ts',
         'src/adapters/core/state.ts',
         'src/adapters/hook.ts',
+        // Copilot CLI's hook entry: its dialect table and its event-log reader (node built-ins only).
+        'src/adapters/copilot/config.ts',
+        'src/adapters/copilot/hook.ts',
+        'src/adapters/copilot/log.ts',
         // Qwen Code's hook entry: its dialect table over Claude Code's hook path.
         'src/adapters/qwen-code/config.ts',
         'src/adapters/qwen-code/hook.ts',

@@ -152,12 +152,16 @@ function isTitle(body: ChatRequestBody | undefined): boolean {
  */
 export const QWEN_SUMMARY_PROMPT = 'You are the component that summarizes a conversation';
 
+/** GitHub Copilot CLI 1.0's compaction request: a normal chat request whose last user message starts so. */
+export const COPILOT_SUMMARY_PROMPT = 'Please create a detailed summary of the conversation so far.';
+
 function isSummary(body: ChatRequestBody | undefined): boolean {
   if (!body || isTitle(body)) return false;
   const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const text = messageText(last);
   const system = (body.messages ?? []).filter((m) => m.role === 'system').map(messageText);
   if (text.includes(QWEN_SUMMARY_PROMPT) || system.some((t) => t.includes(QWEN_SUMMARY_PROMPT))) return true;
+  if (text.startsWith(COPILOT_SUMMARY_PROMPT)) return true;
   if (body.tools && body.tools.length > 0) return false;
   return text.includes('<conversation>') || text.includes('The following is the conversation history:');
 }

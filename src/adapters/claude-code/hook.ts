@@ -103,7 +103,7 @@ export type PayloadResult =
   | { ok: false; problem: string; payload?: never; local?: never };
 
 /** Turns a parsed object into a {@link HookPayload}, or names the first problem. */
-export function toPayload(parsed: unknown): PayloadResult {
+export function toPayload(parsed: unknown, dialect: HookDialect = CLAUDE_CODE_DIALECT): PayloadResult {
   const read = payloadHead(parsed);
   if (!read.ok) return { ok: false, problem: read.problem };
   const { raw } = read;
@@ -122,10 +122,13 @@ export function toPayload(parsed: unknown): PayloadResult {
     const input = raw.tool_input;
     if (typeof input.command === 'string') p.command = input.command;
     // Any length: a long path can still resolve to a short one (`./././…`), so none is skipped.
-    const path =
-      stringField(input, 'file_path', Number.MAX_SAFE_INTEGER) ??
-      stringField(input, 'notebook_path', Number.MAX_SAFE_INTEGER);
-    if (path) p.filePath = path;
+    for (const field of dialect.filePathFields) {
+      const path = stringField(input, field, Number.MAX_SAFE_INTEGER);
+      if (path) {
+        p.filePath = path;
+        break;
+      }
+    }
   }
   const transcriptPath = stringField(raw, 'transcript_path');
   return { ok: true, payload: p, local: transcriptPath ? { transcriptPath } : {} };
@@ -135,7 +138,11 @@ export function toPayload(parsed: unknown): PayloadResult {
  * Parses a hook's stdin. A payload over the size limit is read from its head: the identifying
  * fields come first in Claude Code's input, so the gate can still decide on the session's state.
  */
-export function parsePayload(buffer: Buffer, truncated: boolean): PayloadResult {
+export function parsePayload(
+  buffer: Buffer,
+  truncated: boolean,
+  dialect: HookDialect = CLAUDE_CODE_DIALECT,
+): PayloadResult {
   if (truncated) {
     const head = buffer.subarray(0, 65536).toString('utf8');
     const event = headField(head, 'hook_event_name');
@@ -148,8 +155,13 @@ export function parsePayload(buffer: Buffer, truncated: boolean): PayloadResult 
     if (toolName) p.toolName = toolName;
     // The target, when it comes before the content (Claude Code sends file_path first): the gate
     // still guards it, and asks whatever it finds, since the rest was not read.
-    const filePath = headField(head, 'file_path') ?? headField(head, 'notebook_path');
-    if (filePath) p.filePath = filePath;
+    for (const field of dialect.filePathFields) {
+      const filePath = headField(head, field);
+      if (filePath) {
+        p.filePath = filePath;
+        break;
+      }
+    }
     const cwd = headField(head, 'cwd');
     if (cwd) p.cwd = cwd;
     return { ok: true, payload: p, local: {} };
@@ -160,7 +172,7 @@ export function parsePayload(buffer: Buffer, truncated: boolean): PayloadResult 
   } catch {
     return { ok: false, problem: 'input is not valid JSON' };
   }
-  return toPayload(raw);
+  return toPayload(raw, dialect);
 }
 
 // ── Dispatch ──────────────────────────────────────────────────────────────────────────────────
@@ -226,7 +238,7 @@ export function runClaudeCodeHook(
   const name = dialect.runtime;
   return runHookProcess(io, name, async (warn) => {
     const { buffer, truncated } = await io.readInput();
-    const parsed = parsePayload(buffer, truncated);
+    const parsed = parsePayload(buffer, truncated, dialect);
     if (!parsed.ok) {
       warn(`hook ${name}: ${parsed.problem}; nothing recorded`);
       return;
@@ -237,6 +249,13 @@ export function runClaudeCodeHook(
     const { config, warnings } = loadClaudeCodeConfig(projectDir, env);
     if (warnings.length > 0) warn(`config: ${warnings.join('; ')}`);
 
+    // A runtime with no post-compaction hook: a pending pre is confirmed from the session's event
+    // log by the next hook of the session, before the gate answers (the slow path, only then).
+    if (dialect.compactionEvidence && readGateState(claudeCodeState(env), p.sessionId)?.track?.pending) {
+      const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
+      const confirming = import('./handlers.js').then((h) => h.confirmFromLog(run, io.env));
+      await withinHookDeadline(confirming, env.core.hookDeadlineMs, p.event, warn);
+    }
     if (p.event === 'PreToolUse') {
       const answer = await decideGate(p.sessionId, toolEventOf(p, dialect), {
         config,

@@ -15,7 +15,7 @@
  * where the user enables the sandbox (bubblewrap), and then also stops Bash commands that build
  * the path at run time (docs/claude-code.md).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
 import { PROJECT_STATE_DIR } from '../core/config.js';
@@ -201,6 +201,14 @@ export function protectionRules(env: ClaudeCodeEnv): ProtectionRules {
   return { deny, denyWrite: [...dirs, ...files] };
 }
 
+/** The protection rules of `env`'s dialect (see {@link HookDialect.protection}). */
+function dialectRules(env: ClaudeCodeEnv): ProtectionRules {
+  const { protection } = env.dialect;
+  if (protection === 'none') return { deny: [], denyWrite: [] };
+  const rules = protectionRules(env);
+  return protection === 'claude' ? rules : { deny: rules.deny, denyWrite: [] };
+}
+
 function stringArray(v: unknown, source: string, path: string): string[] {
   if (v === undefined) return [];
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
@@ -302,10 +310,10 @@ export function runInit(options: InitOptions): string[] {
   const project = options.project;
   const settingsRel = options.settings ?? env.dialect.settingsFile;
   const settingsPath = join(project, settingsRel);
-  const { doc, mode } = readJsonSettings(settingsPath, settingsRel);
+  const { doc, mode, exists } = readJsonSettings(settingsPath, settingsRel);
   return options.remove
-    ? remove({ project, settingsRel, settingsPath, doc, mode, env })
-    : install(options, { project, settingsRel, settingsPath, doc, mode, env });
+    ? remove({ project, settingsRel, settingsPath, doc, mode, exists, env })
+    : install(options, { project, settingsRel, settingsPath, doc, mode, exists, env });
 }
 
 /** The project and settings file init works on, read once. */
@@ -317,6 +325,8 @@ interface Target {
   doc: unknown;
   /** The settings file's mode, kept when it is rewritten. */
   mode: number;
+  /** Whether the settings file existed. */
+  exists: boolean;
   env: ClaudeCodeEnv;
 }
 
@@ -336,16 +346,12 @@ function install(options: InitOptions, t: Target): string[] {
   const { runtime } = env.dialect;
   const command = `${launcherText} hook ${runtime}`;
   const gateMatcher = options.gateMatcher ?? env.dialect.gatedTools.join('|');
-  const merged = mergeHookSettings(
-    doc,
-    settingsRel,
-    command,
-    hookRegistrations(gateMatcher),
-    Boolean(explicit),
-    runtime,
-  );
-  const rules = protectionRules(env);
-  if (!env.dialect.sandboxRules) rules.denyWrite = [];
+  const events = env.dialect.events;
+  const registrations = hookRegistrations(gateMatcher).filter((r) => !events || events.has(r.event));
+  const seeded =
+    t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };
+  const merged = mergeHookSettings(seeded, settingsRel, command, registrations, Boolean(explicit), runtime);
+  const rules = dialectRules(env);
   const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
   const changed = merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0;
   if (changed) writeJsonSettings(settingsPath, protectedSettings.settings, mode);
@@ -377,10 +383,13 @@ function remove(t: Target): string[] {
   const { project, settingsRel, settingsPath, doc, mode, env } = t;
   const out: string[] = [];
   const hooks = removeHookSettings(doc, settingsRel, env.dialect.runtime);
-  const rules = unionRules(installedRules(project), protectionRules(env));
+  const rules = unionRules(installedRules(project), dialectRules(env));
   const cleaned = removeProtection(hooks.settings, rules);
   if (hooks.removed.length > 0 || cleaned.removed > 0) {
-    writeJsonSettings(settingsPath, cleaned.settings, mode);
+    const seed = env.dialect.settingsSeed;
+    if (seed && JSON.stringify(cleaned.settings) === JSON.stringify(seed))
+      rmSync(settingsPath, { force: true });
+    else writeJsonSettings(settingsPath, cleaned.settings, mode);
     if (hooks.removed.length > 0)
       out.push(`${settingsRel}: removed continuity hooks from ${hooks.removed.join(', ')}`);
     if (cleaned.removed > 0) out.push(`${settingsRel}: removed ${cleaned.removed} continuity rule(s)`);

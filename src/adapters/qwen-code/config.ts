@@ -39,7 +39,8 @@ export const QWEN_CODE_DIALECT: HookDialect = Object.freeze({
   command: 'qwen',
   // PreCompact's plain stdout is only a message in Qwen; `additionalContext` reaches the summarizer.
   preCompactOutput: 'context',
-  sandboxRules: false,
+  protection: 'permissions',
+  filePathFields: ['file_path', 'notebook_path'],
   // Qwen rewrites `<` and `>` in added context as `&lt;` and `&gt;` (0.24.4): no here-document.
   restateForm: 'flags',
 });

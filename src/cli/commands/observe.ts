@@ -48,6 +48,10 @@ const OBSERVE_RUNTIMES = {
     ledgerName: 'opencode',
     load: async () => (await import('../../adapters/opencode/observe.js')).runObserve,
   },
+  copilot: {
+    ledgerName: 'copilot',
+    load: async () => (await import('../../adapters/copilot/observe.js')).runCopilotObserve,
+  },
   'qwen-code': {
     ledgerName: 'qwen-code',
     load: async () => (await import('../../adapters/qwen-code/observe.js')).runQwenCodeObserve,

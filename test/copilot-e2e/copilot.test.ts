@@ -1,0 +1,271 @@
+/**
+ * GitHub Copilot CLI 1.0.102 on its real binary (issue 29), in bring-your-own-key offline mode
+ * against our scripted chat-completions server: `continuity init copilot`'s hooks
+ * (`.github/hooks/continuity.json`, Claude Code's format) through a real background compaction
+ * (usage over 80 % of `COPILOT_PROVIDER_MAX_PROMPT_TOKENS`).
+ *
+ * Copilot has no post-compaction hook: the compaction is confirmed from Copilot's own event log
+ * (`session.compaction_complete`, success) by the next hook of the session. The agent's shell
+ * waits for that record before the scripted writes, so the scenario does not depend on how long
+ * the background compaction takes.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
+import { boundaryIdsOf, humanApproves, sessionRecords, statusOf } from '../support/evidence.js';
+import {
+  type ChatServer,
+  messageText,
+  type RecordedRequest,
+  type ReplyStep,
+  type Step,
+  startChatServer,
+} from '../support/openai-chat-server.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { ensureNpmPeer, PEERS, peerCacheRoot } from '../support/peers.js';
+import { cleanEnv, type Run, run, slots } from '../support/processes.js';
+import { type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
+import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
+const SCENARIO_TIMEOUT_MS = 240_000;
+/** The context limit Copilot measures against, and a usage over its 80 % background threshold. */
+const MAX_PROMPT_TOKENS = 20_000;
+const OVER_THRESHOLD = { prompt_tokens: 17_000, completion_tokens: 10 };
+/** A model id for which Copilot offers its `create` and `edit` tools (gpt models get `apply_patch`). */
+const MODEL = 'claude-sonnet-4.5';
+
+let copilot: string | undefined;
+let receiver: OtlpReceiver | undefined;
+beforeAll(async () => {
+  copilot = (await ensureNpmPeer(PEERS.copilot)).bin;
+  receiver = await startOtlpReceiver();
+}, INSTALL_TIMEOUT_MS);
+afterAll(async () => {
+  await receiver?.close();
+});
+
+const withSlot = slots(Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 2);
+
+interface World extends WorldFiles {
+  values: TaskValues;
+  copilot(server: ChatServer, prompt: string, resume?: string): Promise<Run>;
+  continuity(args: string[]): Promise<Run>;
+}
+
+async function makeWorld(): Promise<World> {
+  if (!copilot || !receiver) throw new Error('the Copilot suite did not start (see the beforeAll error)');
+  const bin = copilot;
+  const root = mkdtempSync(join(tmpdir(), 'copilot-e2e-'));
+  const project = join(root, 'project');
+  const home = join(root, 'home');
+  for (const d of [project, home]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, receiver.endpoint);
+  const env = cleanEnv({
+    PATH: `${binDir}:${process.env.PATH ?? ''}`,
+    HOME: home,
+    // Copilot unpacks its JavaScript under XDG_CACHE_HOME on first run: once, in the peer cache.
+    XDG_CACHE_HOME: join(peerCacheRoot(), 'copilot-unpacked'),
+    COPILOT_OFFLINE: 'true',
+    COPILOT_PROVIDER_TYPE: 'openai',
+    COPILOT_MODEL: MODEL,
+    COPILOT_PROVIDER_MAX_PROMPT_TOKENS: String(MAX_PROMPT_TOKENS),
+    COPILOT_ALLOW_ALL: 'true',
+    COPILOT_AUTO_UPDATE: 'false',
+    TERM: 'dumb',
+    ...continuityEnv,
+  });
+  const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
+  const cli = continuityCli(project, humanEnv);
+  const init = await cli(['init', 'copilot', '--command', `node ${BIN}`], undefined, env);
+  if (init.status !== 0) throw new Error(`continuity init copilot failed: ${init.stderr}`);
+  const values = taskValues();
+  writeFileSync(
+    join(project, '.continuity', 'task.json'),
+    `${JSON.stringify({ task: 'copilot-e2e', decisions: taskRecord(values) }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+  return {
+    values,
+    copilot: (server, prompt, resume) =>
+      withSlot(() =>
+        run(bin, [...(resume ? [`--resume=${resume}`] : []), '-p', prompt, '--allow-all-tools'], {
+          env: { ...env, COPILOT_PROVIDER_BASE_URL: server.url },
+          cwd: project,
+          timeoutMs: 180_000,
+        }),
+      ),
+    continuity: (args) => cli(args),
+    ...worldFiles(root, project, { state, ledger }),
+  };
+}
+
+function requestText(request: RecordedRequest): string {
+  return (request.body?.messages ?? []).map(messageText).join('\n');
+}
+
+function bash(id: string, command: string, usage?: ReplyStep['usage']): ReplyStep {
+  return {
+    toolCalls: [{ name: 'bash', id, args: { command, description: id } }],
+    ...(usage ? { usage } : {}),
+  };
+}
+
+function create(id: string, path: string, text: string): ReplyStep {
+  return { toolCalls: [{ name: 'create', id, args: { path, file_text: text } }] };
+}
+
+/** Waits (bounded) until Copilot's event log records a completed compaction. */
+const WAIT_FOR_COMPACTION = bash(
+  'wait',
+  `for i in $(seq 100); do grep -qs '"session.compaction_complete"' "$HOME"/.copilot/session-state/*/events.jsonl && break; sleep 0.1; done`,
+);
+
+/** Restates with the command the gate's answer printed (found in the request). */
+function restate(id: string, values: Record<string, unknown>): Step {
+  return (request) => {
+    const m = /^(.*\bobserve --session \S+ --decisions - <<'EOF')$/m.exec(requestText(request));
+    if (!m) throw new Error('no restatement command in the request');
+    return bash(id, `${m[1]}\n${JSON.stringify(values)}\nEOF`);
+  };
+}
+
+function resultOf(server: ChatServer, id: string): string | undefined {
+  for (const r of server.requests) {
+    for (const m of r.body?.messages ?? [])
+      if (m.role === 'tool' && m.tool_call_id === id) return messageText(m);
+  }
+  return undefined;
+}
+
+function onlySession(w: World): string {
+  const ids = [
+    ...new Set(
+      w
+        .ledgerRecords()
+        .map((r) => r.sessionId)
+        .filter((x) => typeof x === 'string'),
+    ),
+  ];
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+interface StatusEntry {
+  boundaryId: string | null;
+  state: string | null;
+  reason: string | null;
+  trigger?: string;
+}
+
+/** A background compaction, a held write, the restatement of `restated`, and a write after it. */
+async function compactThenRestate(w: World, restated: Record<string, unknown>, extra: Step[] = []) {
+  const server = await startChatServer({
+    steps: [
+      bash('before', 'echo before > before.txt', OVER_THRESHOLD),
+      WAIT_FOR_COMPACTION,
+      create('w-first', w.file('first.txt'), 'before restating\n'),
+      restate('restate', restated),
+      create('w-after', w.file('after.txt'), 'after restating\n'),
+      ...extra,
+      { text: 'Done.' },
+    ],
+    summary: '## Summary\nThe scripted task.',
+  });
+  try {
+    const r = await w.copilot(server, 'Work on the task.');
+    expect(r.status, r.stderr).toBe(0);
+    expect(server.requests.some((q) => q.kind === 'summary')).toBe(true);
+    // The write after the compaction waits for the restatement, whose command the answer names.
+    expect(existsSync(w.file('first.txt'))).toBe(false);
+    expect(resultOf(server, 'w-first')).toContain('(unverified: post_observation_missing)');
+    const sessionId = onlySession(w);
+    const ids = boundaryIdsOf(sessionRecords(w.ledgerRecords(), sessionId));
+    expect(ids).toHaveLength(1);
+    expect(ids[0]).toMatch(/^cp-/);
+    return { server, sessionId };
+  } finally {
+    await server.close();
+  }
+}
+
+describe.concurrent('GitHub Copilot CLI on the real binary', () => {
+  it(
+    'a background compaction confirmed from its event log; a conflicting restatement stops the write; self-approval refused; a human approval releases it',
+    async () => {
+      const w = await makeWorld();
+      try {
+        const changed = widened(w.values);
+        const { server, sessionId } = await compactThenRestate(w, { ...changed }, [
+          bash(
+            'self-approve',
+            `continuity approve --session SESSION --decision scope --from '"a"' --to '"b"' --ref self --by agent`,
+          ),
+        ]);
+        expect(resultOf(server, 'restate')).toContain('conflicting (unapproved_change)');
+        expect(resultOf(server, 'w-after')).toContain('(conflicting: unapproved_change)');
+        expect(existsSync(w.file('after.txt'))).toBe(false);
+        expect(resultOf(server, 'self-approve')).toContain('approvals come from a human');
+        expect(w.ledgerRecords().filter((x) => x.type === 'approval')).toHaveLength(0);
+        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        expect([st.state, st.reason, st.trigger]).toEqual(['conflicting', 'unapproved_change', 'auto']);
+
+        await humanApproves(w.continuity, sessionId, {
+          decision: 'scope',
+          from: w.values.scope,
+          to: changed.scope,
+          ref: 'CHG-9',
+        });
+        const next = await startChatServer({
+          steps: [create('w-approved', w.file('approved.txt'), 'approved\n'), { text: 'Done.' }],
+        });
+        try {
+          const r = await w.copilot(next, 'Go on.', sessionId);
+          expect(r.status, r.stderr).toBe(0);
+        } finally {
+          await next.close();
+        }
+        expect(existsSync(w.file('approved.txt'))).toBe(true);
+        expect((await statusOf<StatusEntry>(w.continuity, sessionId)).state).toBe('approved_change');
+        const spans = receiver!.spans.filter((x) => x.attributes['session.id'] === sessionId);
+        const compaction = spans.filter((x) => x.name.startsWith('continuity.compaction'));
+        expect(compaction.length).toBeGreaterThan(0);
+        for (const x of compaction) expect(x.attributes[ATTR_RUNTIME]).toBe('copilot');
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'a preserved restatement lets the write through',
+    async () => {
+      const w = await makeWorld();
+      try {
+        const { server, sessionId } = await compactThenRestate(w, { ...w.values });
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
+        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it('init --remove deletes the hooks file it created', async () => {
+    const w = await makeWorld();
+    try {
+      expect(existsSync(w.file('.github/hooks/continuity.json'))).toBe(true);
+      const r = await w.continuity(['init', 'copilot', '--remove']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(existsSync(w.file('.github/hooks/continuity.json'))).toBe(false);
+    } finally {
+      w.dispose();
+    }
+  });
+});
