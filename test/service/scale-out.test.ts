@@ -1,9 +1,9 @@
 /**
  * Scale-out with the Collector's default routing. The load-balancing exporter routes by trace id
- * (`routing_key: traceID`, its default), so what keeps a session on one instance is the property
- * proved first: every continuity span of a session, from every process that emits them (the SDK
+ * (`routing_key: traceID`, its default), so what keeps a boundary on one instance is the property
+ * proved first: every continuity span of a boundary, from every process that emits them (the SDK
  * extension, the processor's check spans, the hooks' and recording commands' spans from
- * src/export, the service's check spans), carries the session's trace id. Then three real
+ * src/export, the service's check spans), carries the boundary's trace id. Then three real
  * `continuity serve` instances, each fed only the traces the exporter's hash ring gives it from
  * interleaved batches of many sessions (test/support/load-balancing.ts, a port of the exporter's
  * split and ring), resolve every boundary to its true state: none `unverified` for lack of its
@@ -24,6 +24,7 @@ import type { Snapshot } from '../../src/decision/model.js';
 import { approvalSpan, compactionSpan } from '../../src/export/ledger-spans.js';
 import { buildTraceRequest, type ExportSpan, randomSpanIds } from '../../src/export/spans.js';
 import { activityAttributes, readCompactionSpan } from '../../src/otel/attributes.js';
+import { boundaryTraceId } from '../../src/otel/boundary-trace.js';
 import { createContinuity } from '../../src/otel/extension.js';
 import {
   ATTR_CONTINUITY_STATE,
@@ -34,7 +35,6 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
-import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import { decodeTraceRequest, encodeTraceRequest, recordToAttributes } from '../../src/otlp/index.js';
 import type { OtlpTraceRequest } from '../../src/otlp/types.js';
 import { checkResourceSpans } from '../../src/service/enrich.js';
@@ -64,8 +64,8 @@ const three = (scope: string) => ({
   acceptance_test: { value: 'npm test' },
 });
 
-describe('every continuity span of a session carries the session trace id', () => {
-  it('from the SDK extension (pre, approval, post, activity), linked to the agent span', async () => {
+describe('every continuity span of a boundary carries the boundary trace id', () => {
+  it('from the SDK extension (pre, approval, post, activity): the pre under the agent span, the rest under the pre', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const manager = new AsyncLocalStorageContextManager().enable();
@@ -93,9 +93,13 @@ describe('every continuity span of a session carries the session trace id', () =
     expect(spans.map((s) => s.name).sort()).toEqual(
       [SPAN_ACTIVITY, SPAN_COMPACTION_POST, SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL].sort(),
     );
+    const pre = spans.find((s) => s.name === SPAN_COMPACTION_PRE)!;
+    expect(pre.parentSpanContext?.spanId).toBe(agent.spanContext().spanId);
+    expect(pre.links).toEqual([]);
     for (const s of spans) {
-      expect(s.spanContext().traceId, s.name).toBe(sessionTraceId('sess-x'));
-      expect(s.parentSpanContext?.spanId, s.name).toBe(sessionRootSpanId('sess-x'));
+      expect(s.spanContext().traceId, s.name).toBe(agent.spanContext().traceId);
+      if (s === pre) continue;
+      expect(s.parentSpanContext?.spanId, s.name).toBe(pre.spanContext().spanId);
       expect(
         s.links.map((l) => l.context.spanId),
         s.name,
@@ -103,7 +107,7 @@ describe('every continuity span of a session carries the session trace id', () =
     }
   });
 
-  it('from the hooks and recording commands (src/export), whatever ids the caller chose', () => {
+  it('from the hooks and recording commands (src/export): the pre the root, the rest its children', () => {
     const boundary = { boundaryId: 'b-1', runtime: 'claude-code', trigger: 'auto' as const };
     const spans: ExportSpan[] = [
       compactionSpan('pre', snapshot('sess-y', '2026-11-30T10:00:00Z', A), boundary, {
@@ -127,7 +131,7 @@ describe('every continuity span of a session carries the session trace id', () =
         startNs: 3n,
         endNs: 4n,
       }),
-      // The Claude Code activity span picks random ids: the session's trace still wins.
+      // The Claude Code activity span belongs to no boundary: a trace of its own.
       {
         name: SPAN_ACTIVITY,
         ids: randomSpanIds(),
@@ -139,16 +143,22 @@ describe('every continuity span of a session carries the session trace id', () =
     const request = buildTraceRequest(spans, 'claude-code');
     const out = request.resourceSpans[0]!.scopeSpans[0]!.spans;
     expect(out).toHaveLength(4);
-    for (const s of out) expect(s.traceId, s.name).toBe(sessionTraceId('sess-y'));
-    // The post still links to its pre, in the same trace.
+    const [boundarySpans, activity] = [out.slice(0, 3), out[3]!];
+    for (const s of boundarySpans) expect(s.traceId, s.name).toBe(boundaryTraceId('sess-y', 'b-1'));
+    expect(activity.traceId).not.toBe(boundaryTraceId('sess-y', 'b-1'));
+    expect(activity.parentSpanId).toBe('');
+    // The pre is the root; the approval and the post are its children; the post links to it.
     const pre = out.find((s) => s.name === SPAN_COMPACTION_PRE)!;
+    expect(pre.parentSpanId).toBe('');
     const postSpan = out.find((s) => s.name === SPAN_COMPACTION_POST)!;
+    const approval = out.find((s) => s.name === SPAN_DECISION_APPROVAL)!;
+    expect([postSpan.parentSpanId, approval.parentSpanId]).toEqual([pre.spanId, pre.spanId]);
     expect(postSpan.links.map((l) => [l.traceId, l.spanId])).toEqual([[pre.traceId, pre.spanId]]);
   });
 
   it('from the service check spans, children of the pre span', () => {
     const correlator = new Correlator({ postWindowsMs: { default: 1000 } });
-    const preSpan = { traceId: sessionTraceId('sess-z'), spanId: '1'.repeat(16) };
+    const preSpan = { traceId: boundaryTraceId('sess-z', 'b'), spanId: '1'.repeat(16) };
     const attrs = recordToAttributes({});
     expect(attrs).toEqual([]);
     const event = readCompactionSpan(
@@ -181,7 +191,7 @@ describe('every continuity span of a session carries the session trace id', () =
     });
     const [check] = checks!.scopeSpans[0]!.spans;
     expect(check!.name).toBe(SPAN_CONTINUITY_CHECK);
-    expect(check!.traceId).toBe(sessionTraceId('sess-z'));
+    expect(check!.traceId).toBe(preSpan.traceId);
     expect(check!.parentSpanId).toBe(preSpan.spanId);
   });
 });
@@ -256,7 +266,7 @@ describe('three continuity serve instances behind trace-id routing', () => {
     }
     // Sessions traced by the SDK extension, each boundary's pre and post recorded in different
     // agent turns (different agent traces), as an agent's compaction ends one turn and the next
-    // turn observes: only the session trace keeps them on one instance.
+    // turn observes: the post goes under the pre, so the boundary's trace keeps them on one instance.
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const manager = new AsyncLocalStorageContextManager().enable();
@@ -282,8 +292,10 @@ describe('three continuity serve instances behind trace-id routing', () => {
     const finished = exporter.getFinishedSpans();
     const sdkPres = finished.filter((sp) => sp.name === SPAN_COMPACTION_PRE);
     const sdkPosts = finished.filter((sp) => sp.name === SPAN_COMPACTION_POST);
-    // The pre and post of a boundary sit in different agent turns: different parents, one trace.
-    expect(sdkPres[0]!.links[0]!.context.traceId).not.toBe(sdkPosts[0]!.links[0]!.context.traceId);
+    // The pre and post of a boundary sit in different agent turns (the pre under the first, the
+    // post linked to the second): one trace.
+    expect(sdkPres[0]!.parentSpanContext!.traceId).not.toBe(sdkPosts[0]!.links[0]!.context.traceId);
+    expect(sdkPosts[0]!.spanContext().traceId).toBe(sdkPres[0]!.spanContext().traceId);
     const sdkRequest = (spans: ReadableSpan[]): OtlpTraceRequest =>
       decodeTraceRequest(ProtobufTraceSerializer.serializeRequest(spans)!, 'protobuf');
     // Agent spans of many traces around them, as a gateway sees them.
