@@ -207,7 +207,7 @@ describe("the Claude Agent SDK adapter's spans through the application's provide
     });
     const boundary = { boundaryId: 'b-8', runtime: 'claude-agent-sdk' };
     const turn = provider.getTracer('agent').startSpan('query');
-    await within(turn, () =>
+    await within(turn, async () =>
       sink([compactionSpan('pre', snapshot('2026-11-30T10:00:00Z'), boundary, { startNs: 1n, endNs: 1n })]),
     );
     await sink([
