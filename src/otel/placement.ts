@@ -89,6 +89,8 @@ export function startPlacedSpan(
   };
   let span: Span | undefined;
   let underAgent = false;
+  // A refused attempt is dropped without end(): a non-recording span has nothing to end, and
+  // ending a recorded-but-unsampled one would hand the processors a second copy of the evidence.
   for (const c of candidates) {
     span = start(c.parent, c.underAgent);
     underAgent = c.underAgent;
