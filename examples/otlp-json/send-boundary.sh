@@ -73,6 +73,10 @@ case $session in
     exit 2 ;;
 esac
 boundary=b-$(hex 8)
+# One trace per boundary: the pre span is its root, every other span of the boundary its child,
+# so a collector routing by trace id brings them all to one continuity serve.
+trace=$(hex 16)
+pre_id=$(hex 8)
 
 # "<epoch seconds> <RFC 3339 UTC>" of the same instant, from one date call.
 now() { date -u '+%s %Y-%m-%dT%H:%M:%SZ'; }
@@ -104,10 +108,11 @@ snapshot() {
     '{"key":"continuity.decision.names","value":{"arrayValue":{"values":[{"stringValue":"scope"},{"stringValue":"target"},{"stringValue":"acceptance_test"}]}}}'
 }
 
-# One span: span NAME START_SECONDS TRACE_ID ATTRIBUTES (kind 1 = INTERNAL; a point in time)
+# One span of the boundary's trace: span NAME START_SECONDS SPAN_ID PARENT_SPAN_ID ATTRIBUTES
+# (kind 1 = INTERNAL; a point in time; an empty PARENT_SPAN_ID makes the root)
 span() {
-  printf '{"traceId":"%s","spanId":"%s","name":"%s","kind":1,"startTimeUnixNano":"%s000000000","endTimeUnixNano":"%s000000000","attributes":[%s],"status":{}}' \
-    "$3" "$(hex 8)" "$1" "$2" "$2" "$4"
+  printf '{"traceId":"%s","spanId":"%s","parentSpanId":"%s","name":"%s","kind":1,"startTimeUnixNano":"%s000000000","endTimeUnixNano":"%s000000000","attributes":[%s],"status":{}}' \
+    "$trace" "$3" "$4" "$1" "$2" "$2" "$5"
 }
 
 # One export request: the agent's resource (session.id there too, for a collector that routes
@@ -143,7 +148,7 @@ send() {
 # ── Before compaction: the pre span, with the decisions as the agent holds them ──────────────
 set -- $(now)
 pre_s=$1 pre_at=$2
-send continuity.compaction.pre "$(request "$(span continuity.compaction.pre "$pre_s" "$(hex 16)" \
+send continuity.compaction.pre "$(request "$(span continuity.compaction.pre "$pre_s" "$pre_id" '' \
   "$(snapshot "$pre_at"),$(decision scope "$SCOPE_DIGEST" "$pre_at"),$(decision target "$TARGET_DIGEST" "$pre_at"),$(decision acceptance_test "$ACCEPTANCE_TEST_DIGEST" "$pre_at")")")"
 
 # The runtime compacts its context. A post observation counts only when it is strictly later
@@ -160,14 +165,13 @@ if [ "$variant" = approved-scope ]; then
   # approver id; the approval itself happened elsewhere, e.g. `continuity approve`).
   set -- $(now)
   scope_ref=CHG-1234 scope_revision=2
-  send continuity.approval "$(request "$(span continuity.approval "$1" "$(hex 16)" \
+  send continuity.approval "$(request "$(span continuity.approval "$1" "$(hex 8)" "$pre_id" \
     "$(str session.id "$session"),$(str continuity.approval.decision scope),$(str continuity.approval.from_digest "$SCOPE_DIGEST"),$(str continuity.approval.to_digest "$WIDER_SCOPE_DIGEST"),$(str continuity.approval.ref "$scope_ref"),$(str continuity.approval.approved_by alice),$(str continuity.approval.approved_at "$2")")")"
 fi
 
 set -- $(now)
 post_s=$1 post_at=$2
-trace=$(hex 16) # a new agent turn, a new trace: continuity correlates by session, not by trace
-activity=$(span continuity.activity "$post_s" "$trace" "$(str session.id "$session"),$(str continuity.activity.state working)")
-post=$(span continuity.compaction.post "$post_s" "$trace" \
+activity=$(span continuity.activity "$post_s" "$(hex 8)" "$pre_id" "$(str session.id "$session"),$(str continuity.activity.state working)")
+post=$(span continuity.compaction.post "$post_s" "$(hex 8)" "$pre_id" \
   "$(snapshot "$post_at"),$(bool gen_ai.conversation.compacted true),$(decision scope "$scope_digest" "$post_at" "$scope_ref" "$scope_revision"),$(decision target "$TARGET_DIGEST" "$post_at"),$(decision acceptance_test "$ACCEPTANCE_TEST_DIGEST" "$post_at")")
 send continuity.compaction.post "$(request "$activity,$post")"

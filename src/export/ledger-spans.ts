@@ -4,8 +4,9 @@
  * (`src/otel/attributes.ts`: digests, names, revisions, times and opaque ids, never a value).
  *
  * Ids are derived, not random, wherever the evidence allows: every span of a boundary lives in the
- * boundary's trace (derived from the session and boundary ids), the post span links to the pre
- * span, and a span derived from a ledger seq is the same span whenever it is sent again (a spooled
+ * boundary's trace (derived from the session and boundary ids, `src/otel/boundary-trace.ts`), the
+ * boundary's first pre span is its root and every other span of the boundary is its child (the post
+ * span also links to it), and a span derived from a ledger seq is the same span whenever it is sent again (a spooled
  * retry, or `continuity observe` re-sending approvals), which a processor and a backend de-duplicate.
  */
 import type { Approval, Snapshot } from '../decision/model.js';
@@ -29,8 +30,9 @@ export interface SpanTiming {
 }
 
 /**
- * An `continuity.compaction.pre` or `continuity.compaction.post` span for `snapshot` in the boundary's
- * trace. The post span carries `gen_ai.conversation.compacted` (from the codec) and a link to the
+ * A `continuity.compaction.pre` or `continuity.compaction.post` span for `snapshot` in the boundary's
+ * trace: the boundary's first pre span (no `part`) is the trace's root, any other is a child of
+ * it. The post span carries `gen_ai.conversation.compacted` (from the codec) and a link to the
  * boundary's pre span.
  */
 export function compactionSpan(
@@ -52,14 +54,15 @@ export function compactionSpan(
     startNs: timing.startNs,
     endNs: timing.endNs,
     attributes: snapshotAttributes(phase, snapshot, boundary),
+    ...(spanId !== pre.spanId && { parent: pre }),
     ...(phase === 'post' ? { links: [pre] } : {}),
   };
 }
 
 /**
  * The `continuity.approval` span of the approval recorded at ledger `seq`, at its approval
- * time. In the trace of the session's boundary `boundaryId` when there is one (else a trace of its
- * own); the span id is derived from the seq, so every sender (`continuity approve`,
+ * time. In the trace of the session's boundary `boundaryId`, a child of its pre span, when there
+ * is one (else the root of a trace of its own); the span id is derived from the seq, so every sender (`continuity approve`,
  * `continuity observe`) sends the same span.
  */
 export function approvalSpan(
@@ -77,6 +80,7 @@ export function approvalSpan(
   return {
     name: SPAN_DECISION_APPROVAL,
     ids,
+    ...(boundaryId !== null && { parent: boundarySpanIds(sessionId, boundaryId, 'pre') }),
     startNs: at,
     endNs: at,
     attributes: approvalAttributes(sessionId, approval),

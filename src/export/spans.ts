@@ -8,10 +8,14 @@
  * attributes come from the shared attribute codec (`src/otel/attributes.ts`), so the processor
  * and `continuity serve` read them exactly as the SDK extension writes them.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Attributes } from '@opentelemetry/api';
-import { ATTR_SESSION_ID, INSTRUMENTATION_SCOPE } from '../otel/semconv.js';
-import { sessionTraceId } from '../otel/session-trace.js';
+import {
+  boundarySpanId,
+  boundaryTraceId,
+  sessionSpanIds as derivedSessionSpanIds,
+} from '../otel/boundary-trace.js';
+import { INSTRUMENTATION_SCOPE } from '../otel/semconv.js';
 import { recordToAttributes } from '../otlp/attributes.js';
 import type { OtlpTraceRequest } from '../otlp/types.js';
 
@@ -19,13 +23,6 @@ const SCOPE_VERSION = '0.1.0';
 
 /** `service.name` of the recording commands' spans (the Claude Code hooks use `claude-code`). */
 export const CLI_SERVICE_NAME = 'agent-continuity';
-
-/**
- * The namespace the boundary ids are derived in. It names the adapter where the derivation was
- * first written; it is kept because the ids are a wire contract: a pre span spooled by an earlier
- * version and the post span sent by this one must still share a trace and link.
- */
-const ID_NAMESPACE = 'agent-continuity/claude-code';
 
 /** A trace and span id (lower-case hex). */
 export interface SpanIds {
@@ -41,24 +38,21 @@ export interface ExportSpan {
   endNs: bigint;
   /** From the attribute codec: digests and opaque ids only, never a raw value. */
   attributes: Attributes;
+  /**
+   * The span's parent, in the same trace (the boundary's pre span); none for a root. Never a span
+   * that is not itself emitted: a trace viewer would show a missing root.
+   */
+  parent?: SpanIds;
   links?: SpanIds[];
   /** True when the recording failed to do its job (the span's status is then an error). */
   error?: boolean;
 }
 
-function hex(label: string, bytes: number): string {
-  return createHash('sha256')
-    .update(label, 'utf8')
-    .digest('hex')
-    .slice(0, bytes * 2);
-}
-
 /**
- * The ids of a boundary's spans: the session's trace (`sessionTraceId`, shared by every continuity
- * span of the session, see `src/otel/session-trace.ts`) and a span id derived from the session
- * and boundary ids, so the pre span and the post span (recorded by other processes, possibly much
- * later) share a trace and the post span can link to the pre span without any state passed
- * between them.
+ * The ids of a boundary's spans: the boundary's trace (`boundaryTraceId`, see
+ * `src/otel/boundary-trace.ts`) and a span id derived from the session and boundary ids, so the
+ * pre span and the post span (recorded by other processes, possibly much later) share a trace and
+ * the post span names the pre span as its parent without any state passed between them.
  */
 export function boundarySpanIds(
   sessionId: string,
@@ -67,18 +61,19 @@ export function boundarySpanIds(
   /** Another span of the same boundary (e.g. `approval-<seq>`, `post-<seq>`): same trace, its own span id. */
   part?: string,
 ): SpanIds {
-  const base = `${ID_NAMESPACE}/${sessionId}/${boundaryId}`;
-  return { traceId: sessionTraceId(sessionId), spanId: hex(`${base}/${part ?? phase}`, 8) };
+  return {
+    traceId: boundaryTraceId(sessionId, boundaryId),
+    spanId: boundarySpanId(sessionId, boundaryId, part ?? phase),
+  };
 }
 
 /**
  * Ids of a span that belongs to a session but to no boundary (an approval recorded before the
- * session's first snapshot): the session's trace, a span id derived from the session and `part`,
- * so a resend repeats the same span.
+ * session's first snapshot): a trace of its own, rooted at this span, derived from the session and
+ * `part`, so a resend repeats the same span.
  */
 export function sessionSpanIds(sessionId: string, part: string): SpanIds {
-  const base = `${ID_NAMESPACE}/${sessionId}/-/${part}`;
-  return { traceId: sessionTraceId(sessionId), spanId: hex(`${base}/span`, 8) };
+  return derivedSessionSpanIds(sessionId, part);
 }
 
 /** Fresh random ids for a span that belongs to no boundary (activity). */
@@ -95,15 +90,6 @@ export function nowNs(): bigint {
 export function timeNs(rfc3339: string): bigint {
   const ms = Date.parse(rfc3339);
   return Number.isFinite(ms) ? BigInt(ms) * 1_000_000n : nowNs();
-}
-
-/**
- * The trace of a span: the session's trace for every span that names its session (so trace-id
- * routing keeps a session together whatever ids the caller chose), else its own.
- */
-function traceIdOf(s: ExportSpan): string {
-  const session = s.attributes[ATTR_SESSION_ID];
-  return typeof session === 'string' && session !== '' ? sessionTraceId(session) : s.ids.traceId;
 }
 
 /**
@@ -131,10 +117,11 @@ export function buildTraceRequest(spans: readonly ExportSpan[], serviceName: str
               droppedAttributesCount: 0,
             },
             spans: spans.map((s) => ({
-              traceId: traceIdOf(s),
+              traceId: s.ids.traceId,
               spanId: s.ids.spanId,
               traceState: '',
-              parentSpanId: '',
+              // A parent in another trace would be a missing parent in both: the span is a root then.
+              parentSpanId: s.parent?.traceId === s.ids.traceId ? s.parent.spanId : '',
               flags: 1,
               name: s.name,
               kind: 1,

@@ -19,15 +19,15 @@ import {
   context,
   diag,
   type HrTime,
-  isSpanContextValid,
   type Span,
-  SpanKind,
+  type SpanContext,
   TraceFlags,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
 import type { ContinuityState } from '../classify/states.js';
 import { CONTINUITY_STATES } from '../classify/states.js';
+import { DEFAULT_POST_WINDOWS_MS } from '../correlate/types.js';
 import {
   ACTIVITY_STATES,
   type ActivityState,
@@ -52,7 +52,9 @@ import {
   formatNs,
   snapshotAttributes,
 } from './attributes.js';
+import { boundarySpanId, boundaryTraceId } from './boundary-trace.js';
 import { recallEndedState } from './ended-state.js';
+import { type Placement, startPlacedSpan } from './placement.js';
 import {
   ATTR_CONTINUITY_STATE,
   ATTR_EVIDENCE_MISSING,
@@ -65,7 +67,6 @@ import {
   SPAN_COMPACTION_PRE,
   SPAN_DECISION_APPROVAL,
 } from './semconv.js';
-import { sessionRootSpanId, sessionTraceId } from './session-trace.js';
 import type {
   ApprovalInput,
   CaptureOptions,
@@ -95,6 +96,18 @@ const PACKAGE_VERSION = '0.1.0';
 
 type Phase = 'pre' | 'post';
 
+/** What the extension remembers of a session's last boundary. */
+interface LastBoundary {
+  boundaryId: string;
+  trigger?: CompactionTrigger;
+  /** True until its post is observed. */
+  open: boolean;
+  /** Its first pre span, when it was sampled: the parent of the boundary's later spans. */
+  pre?: SpanContext;
+  /** When its pre was captured (the extension's clock). */
+  preAtMs: number;
+}
+
 /** A failure that becomes an evidence-missing mark; carries no value. */
 class CaptureFailure {
   constructor(
@@ -106,7 +119,9 @@ class CaptureFailure {
 
 /**
  * Creates the SDK extension. The spans go to `options.tracer`, by default the global tracer
- * provider's (the one NodeSDK registers), in the trace active at each call.
+ * provider's (the one NodeSDK registers), one trace per boundary: the pre span joins the agent's
+ * trace as a child of the active span (else it is a root), the boundary's later spans are its
+ * children, and each is linked to the agent span active at its call, both ways (`placement.ts`).
  */
 export function createContinuity(options: ContinuityOptions = {}): Continuity {
   return new ContinuityExtension(options);
@@ -143,8 +158,10 @@ class ContinuityExtension implements Continuity {
   private readonly _maxOpen: number;
   /** The last capture time issued, in ns: times are strictly increasing (see {@link _nowNs}). */
   private _lastNs = 0n;
-  /** Session → the boundary its last capture opened (insertion order = age, for eviction). */
-  private readonly _open = new Map<string, { boundaryId: string; trigger?: CompactionTrigger }>();
+  /** Session → its last boundary (insertion order = age, for eviction). */
+  private readonly _last = new Map<string, LastBoundary>();
+  /** How long after its pre capture a closed boundary still takes the session's spans (see {@link _home}). */
+  private readonly _homeMs: number;
 
   constructor(options: ContinuityOptions) {
     const runtime = options.runtime ?? DEFAULT_RUNTIME;
@@ -171,6 +188,8 @@ class ContinuityExtension implements Continuity {
           `agent-continuity: ${p.operation}: evidence missing (${p.reason})${p.decision ? ` for decision "${p.decision}"` : ''}: ${p.detail}`,
         ));
     this._maxOpen = Math.max(1, options.maxOpenBoundaries ?? DEFAULT_MAX_OPEN_BOUNDARIES);
+    // The post window, then as long again for re-observations (the correlator's defaults).
+    this._homeMs = 2 * (DEFAULT_POST_WINDOWS_MS[this._runtime] ?? DEFAULT_POST_WINDOWS_MS.default!);
   }
 
   /**
@@ -328,66 +347,102 @@ class ContinuityExtension implements Continuity {
     return map;
   }
 
-  /** The boundary id and trigger for this call; remembers (pre) or forgets (post) the session's. */
+  /** The boundary id and trigger for this call; remembers (pre) or closes (post) the session's. */
   private _boundary(
     phase: Phase,
     sessionId: string,
     options: CaptureOptions | ObserveOptions,
-  ): { boundaryId: string; known: boolean; trigger?: CompactionTrigger } {
+  ): { boundaryId: string; known: boolean; trigger?: CompactionTrigger; home?: SpanContext } {
     const explicit =
       typeof options.boundaryId === 'string' && OPAQUE_ID_PATTERN.test(options.boundaryId)
         ? options.boundaryId
         : undefined;
     const trigger = options.trigger === 'manual' || options.trigger === 'auto' ? options.trigger : undefined;
+    const last = this._last.get(sessionId);
     if (phase === 'pre') {
       const boundaryId = explicit ?? randomUUID();
-      this._open.delete(sessionId);
-      if (this._open.size >= this._maxOpen) {
-        const oldest = this._open.keys().next().value;
-        if (oldest !== undefined) this._open.delete(oldest);
+      // A re-capture of the open boundary stays under its first pre span, in its trace.
+      const again = last?.open && last.boundaryId === boundaryId ? last : undefined;
+      this._last.delete(sessionId);
+      if (this._last.size >= this._maxOpen) {
+        const oldest = this._last.keys().next().value;
+        if (oldest !== undefined) this._last.delete(oldest);
       }
-      this._open.set(sessionId, trigger ? { boundaryId, trigger } : { boundaryId });
-      return trigger ? { boundaryId, known: true, trigger } : { boundaryId, known: true };
+      this._last.set(sessionId, {
+        boundaryId,
+        ...(trigger && { trigger }),
+        open: true,
+        ...(again?.pre && { pre: again.pre }),
+        preAtMs: again?.preAtMs ?? this._now(),
+      });
+      return {
+        boundaryId,
+        known: true,
+        ...(trigger && { trigger }),
+        ...(again?.pre && { home: again.pre }),
+      };
     }
-    const open = this._open.get(sessionId);
-    this._open.delete(sessionId);
+    const open = last?.open ? last : undefined;
+    const home = this._home(sessionId, explicit);
+    if (last) last.open = false;
     const known = explicit ?? open?.boundaryId;
     const t = trigger ?? open?.trigger;
     // A post with no known boundary still gets an id for the ledger; the span leaves it out so
     // the processor correlates by session and reports the missing pre honestly.
     const boundaryId = known ?? randomUUID();
-    return t
-      ? { boundaryId, known: known !== undefined, trigger: t }
-      : { boundaryId, known: known !== undefined };
+    return {
+      boundaryId,
+      known: known !== undefined,
+      ...(t && { trigger: t }),
+      ...(home && { home }),
+    };
   }
 
   /**
-   * A continuity span in the session's trace (see `session-trace.ts`: trace-id routing keeps a
-   * session on one `continuity serve`), under the session's root, linked to the agent's active
-   * span so the agent's trace still shows it in context.
+   * The pre span a span of this session goes under (see `placement.ts`): the session's last
+   * boundary's, for a span of that boundary (`boundaryId` given and equal), or, with no boundary
+   * named, while that boundary waits for its post or within {@link _homeMs} of its pre capture
+   * (re-observations and approve-then-re-observe), so it stays on the boundary's trace and with it
+   * on one `continuity serve` instance. Afterwards none: no trace outlives its boundary.
    */
+  private _home(sessionId: string, boundaryId?: string): SpanContext | undefined {
+    const last = this._last.get(sessionId);
+    if (!last?.pre) return undefined;
+    if (boundaryId !== undefined) return last.boundaryId === boundaryId ? last.pre : undefined;
+    return last.open || this._now() - last.preAtMs <= this._homeMs ? last.pre : undefined;
+  }
+
+  /** A continuity span placed per `placement.ts`, with the boundary's derived ids as the fallback. */
   private _startSpan(
     name: string,
     sessionId: string,
+    boundaryId: string,
     attributes: Attributes,
     startTime: HrTime | undefined,
+    home: SpanContext | undefined,
   ): Span {
-    const active = context.active();
-    const agent = trace.getSpanContext(active);
-    const parent = trace.setSpanContext(active, {
-      traceId: sessionTraceId(sessionId),
-      spanId: sessionRootSpanId(sessionId),
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-    });
-    const links = agent && isSpanContextValid(agent) ? [{ context: agent }] : [];
-    return this._getTracer().startSpan(
+    const placement: Placement = {
+      ...(home && { home }),
+      fallback: {
+        traceId: boundaryTraceId(sessionId, boundaryId),
+        spanId: boundarySpanId(sessionId, boundaryId, 'pre'),
+      },
+    };
+    return startPlacedSpan(
+      { context, trace, diag },
+      this._getTracer(),
       name,
-      startTime
-        ? { kind: SpanKind.INTERNAL, attributes, links, startTime }
-        : { kind: SpanKind.INTERNAL, attributes, links },
-      parent,
+      { attributes, ...(startTime && { startTime }) },
+      placement,
     );
+  }
+
+  /** The first sampled pre span of the session's open boundary: its later spans go under it. */
+  private _rememberPre(sessionId: string, boundaryId: string, span: Span): void {
+    const last = this._last.get(sessionId);
+    const sc = span.spanContext();
+    if (last?.boundaryId !== boundaryId || last.pre || (sc.traceFlags & TraceFlags.SAMPLED) === 0) return;
+    last.pre = sc;
   }
 
   private async _append(records: ContinuityLedgerRecord[]): Promise<boolean> {
@@ -426,7 +481,7 @@ class ContinuityExtension implements Continuity {
         evidenceMissing: EVIDENCE_MISSING_REASONS.captureFailed,
       };
     }
-    const { boundaryId, known, trigger } = this._boundary(phase, sessionId, options);
+    const { boundaryId, known, trigger, home } = this._boundary(phase, sessionId, options);
     const compactedAt = phase === 'post' ? (options as ObserveOptions).compactedAt : undefined;
     const boundaryContext = {
       ...(known && { boundaryId }),
@@ -481,7 +536,8 @@ class ContinuityExtension implements Continuity {
     const attributes = snapshot
       ? snapshotAttributes(phase, snapshot, boundaryContext)
       : evidenceMissingAttributes(phase, sessionId, failure!.reason, boundaryContext);
-    const span = this._startSpan(spanName, sessionId, attributes, startTime);
+    const span = this._startSpan(spanName, sessionId, boundaryId, attributes, startTime, home);
+    if (phase === 'pre') this._rememberPre(sessionId, boundaryId, span);
 
     const base = {
       sessionId,
@@ -573,10 +629,12 @@ class ContinuityExtension implements Continuity {
       const span = this._startSpan(
         SPAN_DECISION_APPROVAL,
         sessionId,
+        this._last.get(sessionId)?.boundaryId ?? randomUUID(),
         record
           ? approvalAttributes(sessionId, record)
           : { [ATTR_SESSION_ID]: sessionId, [ATTR_EVIDENCE_MISSING]: failure!.reason },
         undefined,
+        this._home(sessionId),
       );
       if (record && !(await this._append([{ type: 'approval', sessionId, ...record }]))) {
         failure = new CaptureFailure(
@@ -663,8 +721,10 @@ class ContinuityExtension implements Continuity {
       const span = this._startSpan(
         SPAN_ACTIVITY,
         sessionId,
+        this._last.get(sessionId)?.boundaryId ?? randomUUID(),
         activityAttributes(sessionId, state),
         ns ? hrTimeFromNs(ns) : undefined,
+        this._home(sessionId),
       );
       span.end(ns ? hrTimeFromNs(ns) : undefined);
       if (!(await this._append([{ type: 'activity', sessionId, state, at }]))) {

@@ -29,7 +29,6 @@ import { rememberEndedState } from './ended-state.js';
 import { ContinuityMetrics } from './metrics.js';
 import type { ContinuityProcessorOptions, EndedSpan, EndingSpan } from './processor-types.js';
 import { INSTRUMENTATION_SCOPE, SPAN_CONTINUITY_CHECK } from './semconv.js';
-import { sessionRootSpanId, sessionTraceId } from './session-trace.js';
 
 /** Defaults of {@link ContinuityProcessorOptions} that differ from the correlator's. */
 export const PROCESSOR_DEFAULTS = Object.freeze({ reorderGraceMs: 0, checkIntervalMs: 1_000 });
@@ -55,9 +54,9 @@ function report(err: unknown): void {
  *   `continuity.decision.<name>.verdict` and `continuity.activity.state` onto the post span, and
  *   adds a link to the pre span with `span.addLink` (allowed until the span has ended).
  * - A boundary that resolves without a writable post span (post window expired, superseded by a
- *   later pre, evicted, drained at shutdown, post paired after a late pre) gets an
- *   `continuity.check` span: a child of the pre span's context (so it sits in the same
- *   trace), linked to the pre and post spans, carrying the same attributes. It is created through
+ *   later pre, evicted, drained at shutdown, post paired after a late pre) gets a
+ *   `continuity.check` span: a child of the pre span (of the post span when there was no pre), so
+ *   it sits in the boundary's trace, linked to the pre and post spans, carrying the same attributes. It is created through
  *   the tracer provider and goes through its span processors like any span.
  * - Ordinary spans cost one string check in `onEnding`; `onStart` does nothing, `onEnd` one
  *   boolean check.
@@ -261,14 +260,10 @@ export class ContinuityProcessor {
     const links: Link[] = [];
     if (r.preSpan) links.push({ context: toSpanContext(r.preSpan) });
     if (r.postSpan) links.push({ context: toSpanContext(r.postSpan) });
-    // In the session's trace (see session-trace.ts): a child of the pre span (or the post) when it
-    // is there, else under the session's root.
-    const sessionTrace = sessionTraceId(r.sessionId);
-    const parentRef = [r.preSpan, r.postSpan].find((s) => s?.traceId === sessionTrace) ?? {
-      traceId: sessionTrace,
-      spanId: sessionRootSpanId(r.sessionId),
-    };
-    const parent = trace.setSpanContext(ROOT_CONTEXT, toSpanContext(parentRef));
+    // In the boundary's trace (see boundary-trace.ts): a child of the pre span, else of the post
+    // span (an orphan post), both spans this processor saw end; never under a span no one emits.
+    const parentRef = r.preSpan ?? r.postSpan;
+    const parent = parentRef ? trace.setSpanContext(ROOT_CONTEXT, toSpanContext(parentRef)) : ROOT_CONTEXT;
     const span = tracer.startSpan(
       SPAN_CONTINUITY_CHECK,
       { kind: SpanKind.INTERNAL, attributes: checkAttributes(r, r.classification, r.activity), links },

@@ -67,7 +67,8 @@ export interface ContinuityOptions {
   runtime?: string;
   /**
    * The tracer for the compaction spans. Default: the global tracer provider's tracer named
-   * `agent-continuity`, so the spans join whatever NodeSDK or provider the agent registered.
+   * `agent-continuity`, so the spans go through whatever NodeSDK or provider the agent registered
+   * (one trace per boundary, joined to the agent's active span: see `placement.ts`).
    */
   tracer?: Tracer;
   /** Ledger to write snapshots, approvals and activity to. Default: none (spans only). */
@@ -197,8 +198,9 @@ export interface SessionContinuity {
 export interface Continuity {
   /**
    * Captures the pre-compaction snapshot: digests the decisions (the values go nowhere else),
-   * emits `continuity.compaction.pre` in the current trace, writes the ledger when configured and
-   * returns the boundary id. Never throws: a failure is an evidence-missing mark.
+   * emits `continuity.compaction.pre` as a child of the active span (a root when there is none;
+   * the boundary's later spans go under it), writes the ledger when configured and returns the
+   * boundary id. Never throws: a failure is an evidence-missing mark.
    */
   capturePre(
     sessionId: string,

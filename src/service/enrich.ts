@@ -28,7 +28,6 @@ import {
   SERVICE_REJECT_REASONS,
   SPAN_CONTINUITY_CHECK,
 } from '../otel/semconv.js';
-import { sessionRootSpanId, sessionTraceId } from '../otel/session-trace.js';
 import type {
   OtlpAnyValue,
   OtlpKeyValue,
@@ -325,9 +324,10 @@ export interface CheckSpanSource {
 }
 
 /**
- * One ResourceSpans holding a `continuity.check` span per resolution: in the session's trace, a
- * child of the pre span when it is in that trace, linked to the pre and post spans, with the
- * boundary identity and the continuity attributes. Undefined when there is nothing to emit.
+ * One ResourceSpans holding a `continuity.check` span per resolution: in the boundary's trace, a
+ * child of the pre span (of the post span when there was no pre), linked to the pre and post
+ * spans, with the boundary identity and the continuity attributes. Undefined when there is
+ * nothing to emit.
  */
 export function checkResourceSpans(
   resolutions: readonly Resolution[],
@@ -347,15 +347,15 @@ export function checkResourceSpans(
         droppedAttributesCount: 0,
         flags: 0,
       }));
-    // In the session's trace (see session-trace.ts), a child of the pre span (or the post) when
-    // it is there, else under the session's root.
-    const traceId = sessionTraceId(r.sessionId);
-    const parent = [r.preSpan, r.postSpan].find((s) => s?.traceId === traceId);
+    // In the boundary's trace (see boundary-trace.ts): a child of a span this instance received
+    // (the pre, else the post), never of a span no one emits; the root of its own trace when
+    // neither had usable ids.
+    const parent = r.preSpan ?? r.postSpan;
     return {
-      traceId,
+      traceId: parent?.traceId ?? randomBytes(16).toString('hex'),
       spanId: randomBytes(8).toString('hex'),
       traceState: '',
-      parentSpanId: parent?.spanId ?? sessionRootSpanId(r.sessionId),
+      parentSpanId: parent?.spanId ?? '',
       flags: 0,
       name: SPAN_CONTINUITY_CHECK,
       kind: 1, // INTERNAL

@@ -215,7 +215,7 @@ export function gateState(s: Scenario): string {
 
 /**
  * The boundary's spans went through the application's tracer provider: the pre span (trigger,
- * names, tokens known at confirmation: none yet) and the latest post span, linked to it, with the
+ * names, tokens known at confirmation: none yet) and the latest post span, its child and linked to it, with the
  * state the application's ContinuityProcessor wrote and the context fill from compact_boundary;
  * and none of them over OTLP.
  */
@@ -238,6 +238,9 @@ export function expectAppSpans(
     expected.state,
   );
   expect(post!.links.map((l) => l.context.spanId)).toContain(pre!.spanContext().spanId);
+  // One trace per boundary: the post span under the pre span, in its trace (no parent missing).
+  expect(post!.spanContext().traceId).toBe(pre!.spanContext().traceId);
+  expect(post!.parentSpanContext?.spanId).toBe(pre!.spanContext().spanId);
   const meta = expected.compact.compact_metadata!;
   expect(post!.attributes[ATTR_TOKENS_BEFORE]).toBe(meta.pre_tokens);
   expect(post!.attributes[ATTR_TOKENS_AFTER]).toBe(meta.post_tokens);

@@ -284,6 +284,9 @@ export async function expectBoundarySpans(
   expect([...(pre!.attributes[ATTR_DECISION_NAMES] as string[])].sort()).toEqual([...DECISION_NAMES].sort());
   expect(post, 'the post span reached the receiver').toBeDefined();
   expect(post!.traceId).toBe(pre!.traceId);
+  // One trace per boundary: the pre span its root, the post its child (no parent missing).
+  expect(pre!.span.parentSpanId).toBe('');
+  expect(post!.span.parentSpanId).toBe(pre!.spanId);
   expect(post!.links).toContainEqual({ traceId: pre!.traceId, spanId: pre!.spanId });
   expect(post!.attributes[ATTR_CONTINUITY_STATE]).toBe(expected.state);
   if (expected.tokensBefore !== undefined) {

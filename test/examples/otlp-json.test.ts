@@ -304,8 +304,10 @@ print(json.dumps(out))
       // The activity span sent just before the post is the session's activity.
       expect(post.attributes[ATTR_ACTIVITY_STATE]).toBe('working');
       expect(post.span.links.map((l) => l.spanId)).toEqual([pre!.span.spanId]);
-      // The pre and post spans sit in different traces: correlation is by session.
-      expect(post.span.traceId).not.toBe(pre!.span.traceId);
+      // One trace per boundary: the pre span its root, the post its child.
+      expect(post.span.traceId).toBe(pre!.span.traceId);
+      expect(pre!.span.parentSpanId).toBe('');
+      expect(post.span.parentSpanId).toBe(pre!.span.spanId);
       expect(pre!.attributes[ATTR_CONTINUITY_STATE]).toBeUndefined();
       // The resource the agent set arrives as it was sent.
       expect(post.resource['service.name']).toBe(RUNTIME);

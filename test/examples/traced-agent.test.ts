@@ -13,7 +13,6 @@ import {
   SPAN_COMPACTION_PRE,
   SPAN_CONTINUITY_CHECK,
 } from '../../src/otel/semconv.js';
-import { sessionTraceId } from '../../src/otel/session-trace.js';
 import { attributesToRecord } from '../../src/otlp/index.js';
 import {
   type OtlpReceiver as Receiver,
@@ -65,7 +64,7 @@ describe('examples/traced-agent', () => {
       await receiver.close();
     });
 
-    it('sends the agent spans and the compaction spans, the state on the post span, in the session trace linked to the turn', async () => {
+    it('sends the agent spans and the compaction spans, the state on the post span, in the boundary trace under the turn', async () => {
       const { code } = await runAgent(['--lossy-summary'], {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -82,12 +81,20 @@ describe('examples/traced-agent', () => {
       const attrs = attributesToRecord(post.attributes);
       expect(attrs[ATTR_CONTINUITY_STATE]).toBe('dropped');
       expect(attrs[ATTR_SESSION_ID]).toBe('session-0001');
-      // Every continuity span of the session in one trace (trace-id routing keeps it together),
-      // linked to the agent turn it was recorded in.
-      expect(pre.traceId).toBe(sessionTraceId('session-0001'));
-      expect(post.traceId).toBe(pre.traceId);
-      const turn = spans.find((s) => post.links.some((l) => l.spanId === s.spanId))!;
+      // One trace per boundary (trace-id routing keeps it together): the pre span is a child of
+      // the agent turn it was captured in, the post a child of the pre; no parent is missing.
+      const turn = spans.find((s) => s.spanId === pre.parentSpanId)!;
       expect(turn.name).toBe('agent.turn');
+      expect(pre.traceId).toBe(turn.traceId);
+      expect(post.traceId).toBe(pre.traceId);
+      expect(post.parentSpanId).toBe(pre.spanId);
+      for (const s of spans) {
+        if (s.parentSpanId === '') continue;
+        expect(
+          spans.some((p) => p.traceId === s.traceId && p.spanId === s.parentSpanId),
+          s.name,
+        ).toBe(true);
+      }
       expect(JSON.stringify(receiver.traces)).not.toContain('acme/payments');
     });
 

@@ -38,7 +38,6 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
-import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import { A, approval, B, sixCases, snap } from '../correlate/helpers.js';
 import { type Harness, harness, sumBy } from './harness.js';
 
@@ -173,7 +172,7 @@ describe('ContinuityProcessor', () => {
   });
 
   describe('boundaries that resolve without a post span', () => {
-    it('emits continuity.check in the session trace when the post window passes', async () => {
+    it('emits continuity.check under the pre span when the post window passes', async () => {
       h = harness({ postWindowsMs: { sdk: 60_000 } });
       const pre = h.emit(
         SPAN_COMPACTION_PRE,
@@ -192,10 +191,9 @@ describe('ContinuityProcessor', () => {
         [ATTR_CONTINUITY_STATE]: 'unverified',
         [ATTR_CONTINUITY_REASON]: 'post_observation_missing',
       });
-      // This pre span was made outside the extension, in a trace of its own: the check goes to
-      // the session's trace, under the session root, linked to the pre.
-      expect(check?.spanContext().traceId).toBe(sessionTraceId('s'));
-      expect(check?.parentSpanContext?.spanId).toBe(sessionRootSpanId('s'));
+      // In the pre span's trace, its child (a span that exists), linked to it.
+      expect(check?.spanContext().traceId).toBe(pre.spanContext().traceId);
+      expect(check?.parentSpanContext?.spanId).toBe(pre.spanContext().spanId);
       expect(check?.links.map((l) => l.context.spanId)).toEqual([pre.spanContext().spanId]);
       const counted = await h.points(METRIC_BOUNDARIES);
       expect(

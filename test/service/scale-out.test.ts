@@ -1,9 +1,9 @@
 /**
  * Scale-out with the Collector's default routing. The load-balancing exporter routes by trace id
- * (`routing_key: traceID`, its default), so what keeps a session on one instance is the property
- * proved first: every continuity span of a session, from every process that emits them (the SDK
+ * (`routing_key: traceID`, its default), so what keeps a boundary on one instance is the property
+ * proved first: every continuity span of a boundary, from every process that emits them (the SDK
  * extension, the processor's check spans, the hooks' and recording commands' spans from
- * src/export, the service's check spans), carries the session's trace id. Then three real
+ * src/export, the service's check spans), carries the boundary's trace id. Then three real
  * `continuity serve` instances, each fed only the traces the exporter's hash ring gives it from
  * interleaved batches of many sessions (test/support/load-balancing.ts, a port of the exporter's
  * split and ring), resolve every boundary to its true state: none `unverified` for lack of its
@@ -24,8 +24,10 @@ import type { Snapshot } from '../../src/decision/model.js';
 import { approvalSpan, compactionSpan } from '../../src/export/ledger-spans.js';
 import { buildTraceRequest, type ExportSpan, randomSpanIds } from '../../src/export/spans.js';
 import { activityAttributes, readCompactionSpan } from '../../src/otel/attributes.js';
+import { boundaryTraceId } from '../../src/otel/boundary-trace.js';
 import { createContinuity } from '../../src/otel/extension.js';
 import {
+  ATTR_BOUNDARY_ID,
   ATTR_CONTINUITY_STATE,
   ATTR_SESSION_ID,
   SPAN_ACTIVITY,
@@ -34,7 +36,6 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
-import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import { decodeTraceRequest, encodeTraceRequest, recordToAttributes } from '../../src/otlp/index.js';
 import type { OtlpTraceRequest } from '../../src/otlp/types.js';
 import { checkResourceSpans } from '../../src/service/enrich.js';
@@ -64,8 +65,8 @@ const three = (scope: string) => ({
   acceptance_test: { value: 'npm test' },
 });
 
-describe('every continuity span of a session carries the session trace id', () => {
-  it('from the SDK extension (pre, approval, post, activity), linked to the agent span', async () => {
+describe('every continuity span of a boundary carries the boundary trace id', () => {
+  it('from the SDK extension (pre, approval, post, activity): the pre under the agent span, the rest under the pre', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const manager = new AsyncLocalStorageContextManager().enable();
@@ -93,9 +94,13 @@ describe('every continuity span of a session carries the session trace id', () =
     expect(spans.map((s) => s.name).sort()).toEqual(
       [SPAN_ACTIVITY, SPAN_COMPACTION_POST, SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL].sort(),
     );
+    const pre = spans.find((s) => s.name === SPAN_COMPACTION_PRE)!;
+    expect(pre.parentSpanContext?.spanId).toBe(agent.spanContext().spanId);
+    expect(pre.links).toEqual([]);
     for (const s of spans) {
-      expect(s.spanContext().traceId, s.name).toBe(sessionTraceId('sess-x'));
-      expect(s.parentSpanContext?.spanId, s.name).toBe(sessionRootSpanId('sess-x'));
+      expect(s.spanContext().traceId, s.name).toBe(agent.spanContext().traceId);
+      if (s === pre) continue;
+      expect(s.parentSpanContext?.spanId, s.name).toBe(pre.spanContext().spanId);
       expect(
         s.links.map((l) => l.context.spanId),
         s.name,
@@ -103,7 +108,7 @@ describe('every continuity span of a session carries the session trace id', () =
     }
   });
 
-  it('from the hooks and recording commands (src/export), whatever ids the caller chose', () => {
+  it('from the hooks and recording commands (src/export): the pre the root, the rest its children', () => {
     const boundary = { boundaryId: 'b-1', runtime: 'claude-code', trigger: 'auto' as const };
     const spans: ExportSpan[] = [
       compactionSpan('pre', snapshot('sess-y', '2026-11-30T10:00:00Z', A), boundary, {
@@ -127,7 +132,7 @@ describe('every continuity span of a session carries the session trace id', () =
         startNs: 3n,
         endNs: 4n,
       }),
-      // The Claude Code activity span picks random ids: the session's trace still wins.
+      // The Claude Code activity span belongs to no boundary: a trace of its own.
       {
         name: SPAN_ACTIVITY,
         ids: randomSpanIds(),
@@ -139,16 +144,22 @@ describe('every continuity span of a session carries the session trace id', () =
     const request = buildTraceRequest(spans, 'claude-code');
     const out = request.resourceSpans[0]!.scopeSpans[0]!.spans;
     expect(out).toHaveLength(4);
-    for (const s of out) expect(s.traceId, s.name).toBe(sessionTraceId('sess-y'));
-    // The post still links to its pre, in the same trace.
+    const [boundarySpans, activity] = [out.slice(0, 3), out[3]!];
+    for (const s of boundarySpans) expect(s.traceId, s.name).toBe(boundaryTraceId('sess-y', 'b-1'));
+    expect(activity.traceId).not.toBe(boundaryTraceId('sess-y', 'b-1'));
+    expect(activity.parentSpanId).toBe('');
+    // The pre is the root; the approval and the post are its children; the post links to it.
     const pre = out.find((s) => s.name === SPAN_COMPACTION_PRE)!;
+    expect(pre.parentSpanId).toBe('');
     const postSpan = out.find((s) => s.name === SPAN_COMPACTION_POST)!;
+    const approval = out.find((s) => s.name === SPAN_DECISION_APPROVAL)!;
+    expect([postSpan.parentSpanId, approval.parentSpanId]).toEqual([pre.spanId, pre.spanId]);
     expect(postSpan.links.map((l) => [l.traceId, l.spanId])).toEqual([[pre.traceId, pre.spanId]]);
   });
 
   it('from the service check spans, children of the pre span', () => {
     const correlator = new Correlator({ postWindowsMs: { default: 1000 } });
-    const preSpan = { traceId: sessionTraceId('sess-z'), spanId: '1'.repeat(16) };
+    const preSpan = { traceId: boundaryTraceId('sess-z', 'b'), spanId: '1'.repeat(16) };
     const attrs = recordToAttributes({});
     expect(attrs).toEqual([]);
     const event = readCompactionSpan(
@@ -181,7 +192,7 @@ describe('every continuity span of a session carries the session trace id', () =
     });
     const [check] = checks!.scopeSpans[0]!.spans;
     expect(check!.name).toBe(SPAN_CONTINUITY_CHECK);
-    expect(check!.traceId).toBe(sessionTraceId('sess-z'));
+    expect(check!.traceId).toBe(preSpan.traceId);
     expect(check!.parentSpanId).toBe(preSpan.spanId);
   });
 });
@@ -212,21 +223,32 @@ describe('three continuity serve instances behind trace-id routing', () => {
   });
 
   it('resolves every boundary of interleaved sessions to its true state, none unverified', async () => {
-    // Sessions of three kinds: preserved, approved_change (an approval between), conflicting.
-    const expected = new Map<string, string>();
+    // Sessions of three kinds: preserved, approved_change (an approval between), conflicting;
+    // each hook session has two boundaries, whose traces may go to different instances.
+    const expected = new Map<string, string>(); // `${session} ${boundary}` → state
     const pres: ExportSpan[] = [];
     const middles: ExportSpan[] = [];
     const posts: ExportSpan[] = [];
-    for (let i = 0; i < SESSIONS; i++) {
+    const pres2: ExportSpan[] = [];
+    const middles2: ExportSpan[] = [];
+    const posts2: ExportSpan[] = [];
+    for (let k = 0; k < SESSIONS * 2; k++) {
+      const i = k % SESSIONS;
+      const second = k >= SESSIONS;
       const sid = `lb-session-${i}`;
-      const kind = ['preserved', 'approved_change', 'conflicting'][i % 3]!;
-      expected.set(sid, kind);
-      const boundary = { boundaryId: `${sid}-b1`, runtime: 'claude-code', trigger: 'auto' as const };
-      pres.push(
+      const kind = ['preserved', 'approved_change', 'conflicting'][(i + (second ? 1 : 0)) % 3]!;
+      const boundary = {
+        boundaryId: `${sid}-b${second ? 2 : 1}`,
+        runtime: 'claude-code',
+        trigger: 'auto' as const,
+      };
+      expected.set(`${sid} ${boundary.boundaryId}`, kind);
+      const [preRound, middleRound, postRound] = second ? [pres2, middles2, posts2] : [pres, middles, posts];
+      preRound.push(
         compactionSpan('pre', snapshot(sid, '2026-11-30T10:00:00Z', A), boundary, { startNs: 1n, endNs: 2n }),
       );
       if (kind === 'approved_change') {
-        middles.push(
+        middleRound.push(
           approvalSpan(
             sid,
             {
@@ -237,12 +259,12 @@ describe('three continuity serve instances behind trace-id routing', () => {
               approvedBy: 'alice',
               approvedAt: '2026-11-30T10:01:00Z',
             },
-            i + 1,
+            k + 1,
             boundary.boundaryId,
           ),
         );
       }
-      posts.push(
+      postRound.push(
         compactionSpan(
           'post',
           snapshot(sid, '2026-11-30T10:02:00Z', kind === 'preserved' ? A : B),
@@ -256,7 +278,7 @@ describe('three continuity serve instances behind trace-id routing', () => {
     }
     // Sessions traced by the SDK extension, each boundary's pre and post recorded in different
     // agent turns (different agent traces), as an agent's compaction ends one turn and the next
-    // turn observes: only the session trace keeps them on one instance.
+    // turn observes: the post goes under the pre, so the boundary's trace keeps them on one instance.
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const manager = new AsyncLocalStorageContextManager().enable();
@@ -272,8 +294,11 @@ describe('three continuity serve instances behind trace-id routing', () => {
       for (let i = 0; i < SESSIONS / 2; i++) {
         const sid = `sdk-session-${i}`;
         const preserved = i % 2 === 0;
-        expected.set(sid, preserved ? 'preserved' : 'conflicting');
-        await inTurn(`turn-${i}-1`, () => continuity.capturePre(sid, three('a'), { trigger: 'auto' }));
+        let boundaryId = '';
+        await inTurn(`turn-${i}-1`, async () => {
+          boundaryId = (await continuity.capturePre(sid, three('a'), { trigger: 'auto' })).boundaryId;
+        });
+        expected.set(`${sid} ${boundaryId}`, preserved ? 'preserved' : 'conflicting');
         await inTurn(`turn-${i}-2`, () => continuity.observePost(sid, three(preserved ? 'a' : 'b')));
       }
     } finally {
@@ -282,8 +307,10 @@ describe('three continuity serve instances behind trace-id routing', () => {
     const finished = exporter.getFinishedSpans();
     const sdkPres = finished.filter((sp) => sp.name === SPAN_COMPACTION_PRE);
     const sdkPosts = finished.filter((sp) => sp.name === SPAN_COMPACTION_POST);
-    // The pre and post of a boundary sit in different agent turns: different parents, one trace.
-    expect(sdkPres[0]!.links[0]!.context.traceId).not.toBe(sdkPosts[0]!.links[0]!.context.traceId);
+    // The pre and post of a boundary sit in different agent turns (the pre under the first, the
+    // post linked to the second): one trace.
+    expect(sdkPres[0]!.parentSpanContext!.traceId).not.toBe(sdkPosts[0]!.links[0]!.context.traceId);
+    expect(sdkPosts[0]!.spanContext().traceId).toBe(sdkPres[0]!.spanContext().traceId);
     const sdkRequest = (spans: ReadableSpan[]): OtlpTraceRequest =>
       decodeTraceRequest(ProtobufTraceSerializer.serializeRequest(spans)!, 'protobuf');
     // Agent spans of many traces around them, as a gateway sees them.
@@ -310,7 +337,7 @@ describe('three continuity serve instances behind trace-id routing', () => {
     };
     // Three rounds, each a few batches mixing sessions and agent spans: pres, then approvals, then posts.
     const batches: OtlpTraceRequest[] = [];
-    [pres, middles, posts].forEach((round, r) => {
+    [pres, middles, posts, pres2, middles2, posts2].forEach((round, r) => {
       const mixed = shuffle([...round, ...agentSpans(40, r + 1)], r + 7);
       for (let k = 0; k < mixed.length; k += 25)
         batches.push(buildTraceRequest(mixed.slice(k, k + 25), 'agents'));
@@ -335,21 +362,25 @@ describe('three continuity serve instances behind trace-id routing', () => {
         }
       }
     }
-    // Each session went to one instance, and the sessions are spread over all of them.
-    for (const [sid, where] of received) expect(where.size, sid).toBe(1);
-    expect(new Set([...received.values()].map((w) => [...w][0])).size).toBe(INSTANCES);
+    // The boundaries are spread over every instance, and one session's two boundaries often over
+    // two: a boundary, not a session, is what stays together.
+    expect(new Set([...received.values()].flatMap((w) => [...w])).size).toBe(INSTANCES);
+    expect([...received.values()].some((w) => w.size > 1)).toBe(true);
 
-    const stateOf = (sid: string) =>
-      downstream.spans.find(
+    const stateOf = (key: string) => {
+      const [sid, boundaryId] = key.split(' ');
+      return downstream.spans.find(
         (s) =>
           s.span.name === SPAN_COMPACTION_POST &&
           s.attributes[ATTR_SESSION_ID] === sid &&
+          s.attributes[ATTR_BOUNDARY_ID] === boundaryId &&
           s.attributes[ATTR_CONTINUITY_STATE],
       )?.attributes[ATTR_CONTINUITY_STATE];
+    };
     await waitFor('every post span enriched', () =>
-      [...expected.keys()].every((sid) => stateOf(sid) !== undefined),
+      [...expected.keys()].every((key) => stateOf(key) !== undefined),
     );
-    const got = new Map([...expected.keys()].map((sid) => [sid, stateOf(sid)]));
+    const got = new Map([...expected.keys()].map((key) => [key, stateOf(key)]));
     expect(Object.fromEntries(got)).toEqual(Object.fromEntries(expected));
     expect(downstream.spans.filter((s) => s.span.name === SPAN_CONTINUITY_CHECK)).toEqual([]);
   });

@@ -18,7 +18,6 @@ import {
   SPAN_CONTINUITY_CHECK,
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
-import { sessionRootSpanId, sessionTraceId } from '../../src/otel/session-trace.js';
 import {
   attributesToRecord,
   decodeTraceRequest,
@@ -383,10 +382,9 @@ describe('enrichment', () => {
     });
     const check = rs!.scopeSpans[0]!.spans[0]!;
     expect(check.name).toBe(SPAN_CONTINUITY_CHECK);
-    // In the session's trace; this pre span was in a trace of its own, so the check is under the
-    // session root, linked to the pre.
-    expect(check.traceId).toBe(sessionTraceId('lonely'));
-    expect(check.parentSpanId).toBe(sessionRootSpanId('lonely'));
+    // In the pre span's trace, its child (a span the service received), linked to it.
+    expect(check.traceId).toBe(pre.traceId);
+    expect(check.parentSpanId).toBe(pre.spanId);
     expect(check.links.map((l) => l.spanId)).toEqual([pre.spanId]);
     const attrs = attributesToRecord(check.attributes);
     expect(attrs[ATTR_SESSION_ID]).toBe('lonely');

@@ -106,7 +106,7 @@ describe('the page model', () => {
     expect(o.sessions[1]!.nextStep.commands[0]!.command).toContain('continuity observe --session s-pending');
   });
 
-  it("groups a session's resolutions by boundary, newest first, with links to both traces", () => {
+  it("groups a session's resolutions by boundary, newest first, with links to both traces (pre and post recorded in two)", () => {
     const history = new BoundaryHistory();
     const first = resolution('s', 'b');
     const again = { ...resolution('s', 'a'), cause: 'reobserved' as const };
@@ -125,6 +125,22 @@ describe('the page model', () => {
     expect(d.boundaries[0]!.traces.map((t) => t.href)).toEqual([
       `http://127.0.0.1:16686/trace/${'a'.repeat(32)}?uiFind=${'b'.repeat(16)}`,
       `http://127.0.0.1:16686/trace/${'c'.repeat(32)}?uiFind=${'d'.repeat(16)}`,
+    ]);
+  });
+
+  it("links once to a boundary's trace when its pre and post spans share it (one trace per boundary)", () => {
+    const history = new BoundaryHistory();
+    const r = resolution('s', 'a');
+    const oneTrace = { ...r, postSpan: { traceId: r.preSpan!.traceId, spanId: 'd'.repeat(16) } };
+    history.record([oneTrace], 1_000);
+    const d = buildSessionDetail(
+      { sessions: () => [view('s', oneTrace)], history: (id) => history.of(id), version: () => 0 },
+      sessionKey('s'),
+      traceLinker({ jaeger: 'http://127.0.0.1:16686' }),
+    )!;
+    // The trace opens at its root, the pre span; the post is in the same view.
+    expect(d.boundaries[0]!.traces.map((t) => [t.side, t.href])).toEqual([
+      ['pre', `http://127.0.0.1:16686/trace/${'a'.repeat(32)}?uiFind=${'b'.repeat(16)}`],
     ]);
   });
 

@@ -7,18 +7,21 @@
  *
  * The attributes are the shared codec's (digests and opaque ids only). The span ids are the
  * provider's own: a span made through a provider cannot take the derived ids the OTLP path uses,
- * so a post span's link to its pre span is kept by remembering the pre span's real context.
+ * so the boundary's trace is kept by remembering the pre span's real context: the boundary's later
+ * spans (post, approvals) are its children and the post links to it. Placement and the links to
+ * the agent's active span, both ways, are the SDK extension's (`src/otel/placement.ts`).
  *
  * `@opentelemetry/api` is imported on the first span, never at module load: an application
  * without OpenTelemetry never needs it.
  */
 import type * as Api from '@opentelemetry/api';
+import { startPlacedSpan } from '../../otel/placement.js';
 import { INSTRUMENTATION_SCOPE } from '../../otel/semconv.js';
 import type { SpanSink } from '../core/config.js';
 import type { TracerProviderLike } from './types.js';
 
 const SCOPE_VERSION = '0.1.0';
-/** Pre span contexts remembered for the post span's link. */
+/** Span contexts by derived span id: a pre span's is its boundary's later spans' parent and link. */
 const MAX_REMEMBERED = 1000;
 
 let api: Promise<typeof Api | undefined> | undefined;
@@ -68,10 +71,14 @@ export function tracerSink(explicit: TracerProviderLike | undefined): SpanSink {
         .map((l) => contexts.get(l.spanId))
         .filter((c): c is Api.SpanContext => c !== undefined)
         .map((context) => ({ context }));
-      const span = tracer.startSpan(
+      const home = s.parent ? contexts.get(s.parent.spanId) : undefined;
+      const span = startPlacedSpan(
+        otel,
+        tracer,
         s.name,
-        { kind: otel.SpanKind.INTERNAL, attributes: s.attributes, startTime: hrTime(s.startNs), links },
-        otel.context.active(),
+        { attributes: s.attributes, startTime: hrTime(s.startNs), links },
+        // The derived ids are the fallback parent: a pre span's own, else its pre span's.
+        { ...(home && { home }), fallback: s.parent ?? s.ids },
       );
       if (s.error) span.setStatus({ code: otel.SpanStatusCode.ERROR });
       span.end(hrTime(s.endNs));
