@@ -228,11 +228,64 @@ function installCommand(peer: NpmPeer, dir: string): string {
 }
 
 /**
+ * The agent runtimes whose newest release `npm run test:latest` runs the suites against
+ * (`CONTINUITY_PEERS_LATEST=1`): the first package of each is the runtime, the rest its peers.
+ */
+export const RUNTIME_PEERS = [
+  'claudeCode',
+  'codex',
+  'claudeAgentSdk',
+  'opencode',
+  'qwenCode',
+  'copilot',
+] as const;
+
+/** The environment variable that makes {@link ensureNpmPeer} install the newest release of each runtime. */
+export const LATEST_ENV = 'CONTINUITY_PEERS_LATEST';
+
+const newestSeen = new Map<string, string>();
+
+/** The newest version npm serves of `name` (asked once per process). Throws one line when npm cannot say. */
+export function newestVersion(name: string): string {
+  const known = newestSeen.get(name);
+  if (known) return known;
+  const r = spawnSync('npm', ['view', name, 'version', '--no-update-notifier'], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const v = r.stdout?.trim();
+  if (r.status !== 0 || !v || !/^\d+\.\d+\.\d+/.test(v)) {
+    throw new Error(`cannot resolve the newest ${name}: run "npm view ${name} version" by hand`);
+  }
+  newestSeen.set(name, v);
+  return v;
+}
+
+/**
+ * `peer` as the tests install it: pinned, or, with {@link LATEST_ENV} set and `peer` one of the
+ * {@link RUNTIME_PEERS}, its runtime package at the newest release (its other packages pinned).
+ */
+export function effectivePeer(peer: NpmPeer, env: NodeJS.ProcessEnv = process.env): NpmPeer {
+  if (env[LATEST_ENV] !== '1' || !RUNTIME_PEERS.some((k) => PEERS[k] === peer)) return peer;
+  const [first, ...rest] = peer.packages;
+  const at = first!.lastIndexOf('@');
+  const name = first!.slice(0, at);
+  const version = newestVersion(name);
+  if (`${name}@${version}` === first) return peer;
+  return {
+    ...peer,
+    id: `${peer.id.split('@')[0]}@${version}-latest`,
+    packages: [`${name}@${version}`, ...rest],
+  };
+}
+
+/**
  * Installs `peer` into the cache unless it is there, and returns its directory and binary. Takes
  * as long as the download (hundreds of MB for an agent runtime): call it from `beforeAll` with a
  * timeout of several minutes. Throws one line naming the manual command when it cannot.
  */
-export async function ensureNpmPeer(peer: NpmPeer): Promise<{ dir: string; bin: string }> {
+export async function ensureNpmPeer(pinned: NpmPeer): Promise<{ dir: string; bin: string }> {
+  const peer = effectivePeer(pinned);
   const dir = peerDir(peer);
   const result = () => ({ dir, bin: peer.bin ? join(dir, peer.bin) : dir });
   const complete = () => existsSync(join(dir, '.complete')) && (!peer.bin || existsSync(result().bin));
