@@ -10,6 +10,7 @@ import { registerClassify } from './commands/classify.js';
 import { registerHook } from './commands/hook.js';
 import { registerInit } from './commands/init.js';
 import { registerLedger } from './commands/ledger.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerObserve } from './commands/observe.js';
 import { registerServe } from './commands/serve.js';
 import { registerSnapshot } from './commands/snapshot.js';
@@ -73,6 +74,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerHook(program);
   registerObserve(program);
+  registerMcp(program);
   registerInit(program);
   const override = (cmd: Command) => {
     cmd.exitOverride();

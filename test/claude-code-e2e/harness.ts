@@ -348,6 +348,26 @@ export function restate(id: string, values: Record<string, unknown>): Step {
   };
 }
 
+/** The restatement tool as the model sees it (Claude Code's name for our MCP server's tool). */
+export const RESTATE_TOOL = 'mcp__continuity__restate';
+
+/**
+ * The agent restating through the MCP tool: the session the compaction context named for the
+ * tool (found in the request, so the step fails when the context did not offer the tool) and
+ * `values` as the decisions. Fails too when the request does not list the tool among the
+ * model's tools (the server was not started, or not approved).
+ */
+export function restateByTool(id: string, values: Record<string, unknown>): Step {
+  return ({ request }) => {
+    const m = new RegExp(`${RESTATE_TOOL} with \\{"session": "([^"]+)"`).exec(requestText(request.body));
+    if (!m)
+      throw new Error('no restate tool call in the request: the compaction context did not offer the tool');
+    if (!(request.body?.tools ?? []).some((t) => t.name === RESTATE_TOOL))
+      throw new Error(`the request does not list ${RESTATE_TOOL} among the tools`);
+    return { tool: RESTATE_TOOL, id, input: { session: m[1]!, decisions: values } };
+  };
+}
+
 /** The result of tool call `id`, from the first request that carries it. */
 export function resultOf(server: AnthropicServer, id: string): ToolResult | undefined {
   for (const r of server.requests) {

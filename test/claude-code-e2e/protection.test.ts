@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../support/anthropic-server.js';
 import { ensureSystemTools } from '../support/peers.js';
+import { rawStrings } from '../support/task.js';
 import {
   bash,
   type ClaudeRun,
   deniedIds,
-  restate,
+  restateByTool,
   resultOf,
   SANDBOX_TOOLS,
   SCENARIO_TIMEOUT_MS,
@@ -26,6 +27,7 @@ import {
   compactManually,
   endScenario,
   expectClean,
+  records,
   resumeWith,
   type Scenario,
   scenario,
@@ -63,6 +65,20 @@ function userSandbox(s: Scenario): void {
   );
 }
 
+/**
+ * The user trusted the project in Claude Code's dialog (the global config's `projects` entry, as
+ * the dialog writes it): only then does Claude Code apply the project settings' `permissions.allow`
+ * rules, among them the restatement tool's (untrusted, it logs "Dropped 1 project-scoped
+ * permissions.allow entry — workspace not yet trusted" and a `-p` run denies the tool).
+ */
+function trustProject(s: Scenario): void {
+  const file = join(s.world.env.CLAUDE_CONFIG_DIR!, '.claude.json');
+  const doc = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  const projects = (doc.projects ?? {}) as Record<string, Record<string, unknown>>;
+  projects[s.world.project] = { ...projects[s.world.project], hasTrustDialogAccepted: true };
+  writeFileSync(file, `${JSON.stringify({ ...doc, projects })}\n`);
+}
+
 /** Whether the settings init wrote turn Claude Code's Bash sandbox on. */
 function sandboxEnabled(s: Scenario): boolean {
   const settings = JSON.parse(readFileSync(s.world.file('.claude/settings.json'), 'utf8')) as {
@@ -85,7 +101,22 @@ function gateCache(s: Scenario): string {
 function attempts(s: Scenario): ToolCall[] {
   const { ledger, state, keys } = s.world;
   const read = (id: string, file_path: string): ToolCall => ({ tool: 'Read', id, input: { file_path } });
+  const taskDir = s.world.file('.continuity');
   return [
+    // The task record and configuration: the agent restates from its context, never from these.
+    read('read-task-record', join(taskDir, 'task.json')),
+    {
+      tool: 'Grep',
+      id: 'grep-task-record',
+      input: { pattern: 'value', path: taskDir, output_mode: 'content' },
+    },
+    { tool: 'Glob', id: 'glob-task-record', input: { pattern: '*.json', path: taskDir } },
+    write('write-task-config', join(taskDir, 'config.json'), '{"gate":{"tools":["None"]}}\n'),
+    {
+      tool: 'Edit',
+      id: 'edit-task-record',
+      input: { file_path: join(taskDir, 'task.json'), old_string: '"decisions"', new_string: TAMPER },
+    },
     read('read-ledger', ledger),
     read('read-digest-key', keys.digest),
     read('read-gate-cache', gateCache(s)),
@@ -106,13 +137,23 @@ function attempts(s: Scenario): ToolCall[] {
   ];
 }
 
-/** The agent's tools in these scenarios: Read allowed too. */
-const TOOLS = 'Bash Edit Write Read';
+/** The agent's tools in these scenarios: Read and the search tools allowed too. */
+const TOOLS = 'Bash Edit Write Read Grep Glob';
 
 /** The keys' and the ledger's bytes before the attempts. */
 interface Before {
   keys: Buffer[];
   ledger: string;
+  /** The task record and the configuration, byte for byte. */
+  task: string[];
+}
+
+/** The project's task record and configuration (absent: empty). */
+function taskFiles(s: Scenario): string[] {
+  return ['task.json', 'config.json'].map((f) => {
+    const p = s.world.file(join('.continuity', f));
+    return existsSync(p) ? readFileSync(p, 'utf8') : '';
+  });
 }
 
 /**
@@ -124,6 +165,7 @@ async function tryEverything(s: Scenario): Promise<{ before: Before; calls: Tool
   const before = {
     keys: [readFileSync(s.world.keys.digest), readFileSync(s.world.keys.chain)],
     ledger: readFileSync(s.world.ledger, 'utf8'),
+    task: taskFiles(s),
   };
   const calls = attempts(s);
   s.server.push(...calls.map((c) => [c]), 'Done.');
@@ -144,7 +186,11 @@ async function expectEvidenceIntact(s: Scenario, t: { before: Before; calls: Too
     expect(res?.isError, `${c.id}: ${res?.text.slice(0, 200)}`).toBe(true);
     for (const key of t.before.keys) expect(res!.text).not.toContain(key.toString());
     expect(res!.text).not.toContain('"hash":');
+    // Nothing of the task record reached the model: no raw value, not even the file's shape.
+    for (const raw of rawStrings(s.values)) expect(res!.text, c.id).not.toContain(raw);
+    expect(res!.text, c.id).not.toContain('"decisions"');
   }
+  expect(taskFiles(s)).toEqual(t.before.task);
   expect(readFileSync(s.world.keys.digest)).toEqual(t.before.keys[0]);
   expect(readFileSync(s.world.keys.chain)).toEqual(t.before.keys[1]);
   const ledger = readFileSync(s.world.ledger, 'utf8');
@@ -282,27 +328,29 @@ describe.concurrent('the evidence is protected from the agent', () => {
     SCENARIO_TIMEOUT_MS,
   );
 
-  // KNOWN GAP, kept visible: `it.fails` passes while the restatement is lost, and fails (so this
-  // marker must go) once it works. Inside the sandbox the agent's `continuity observe` cannot see
-  // the state directory (init's Read deny rule hides it) nor write outside the project, so it says
-  // "No compaction is recorded … Continue." and records nothing, while the gate keeps holding
-  // every write. A heredoc keeps the command sandboxed whatever `sandbox.excludedCommands` says.
-  it.fails(
-    "known gap: with the user's own Bash sandbox on (bubblewrap installed), the agent still restates through its Bash tool",
+  // Inside the sandbox the agent's `continuity observe` cannot see the state directory (init's
+  // Read deny rule hides it) nor write outside the project, so the restatement goes through the
+  // MCP tool init registers: Claude Code starts `continuity mcp` itself, outside the sandbox.
+  it(
+    "with the user's own Bash sandbox on (bubblewrap installed), the agent restates through the MCP tool and writes again",
     async () => {
       const s = await scenario(suite());
       try {
         userSandbox(s);
+        trustProject(s);
         const sessionId = await startSession(s);
         await compactManually(s, sessionId, 'keep the plan');
         const r = await resumeWith(s, sessionId, [
-          restate('restate', { ...s.values }),
+          restateByTool('restate', { ...s.values }),
           write('w-after', s.world.file('after.txt'), 'after restating\n'),
         ]);
         expect(resultOf(s.server, 'restate')?.text).toContain('preserved (digest_match_fresh)');
         expect(deniedIds(r)).toEqual([]);
         expect(existsSync(s.world.file('after.txt'))).toBe(true);
         expect((await status(s, sessionId)).state).toBe('preserved');
+        // The restatement is the tool's: its post snapshot is in the ledger, recorded by `continuity mcp`.
+        const posts = records(s, sessionId).filter((x) => x.type === 'snapshot' && x.phase === 'post');
+        expect(posts).toHaveLength(1);
         expectClean(s);
       } finally {
         await endScenario(s);

@@ -130,6 +130,7 @@ describe('the write gate fast path', () => {
         'src/adapters/codex/patch.ts',
         'src/adapters/core/config.ts',
         'src/adapters/core/gate.ts',
+        'src/adapters/core/mcp-names.ts',
         'src/adapters/core/messages.ts',
         'src/adapters/core/process.ts',
         // The gate's reading of a shell command (pure, no I/O).

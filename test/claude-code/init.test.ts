@@ -19,8 +19,9 @@ interface Hook {
 }
 interface Settings {
   hooks?: Record<string, Array<{ matcher?: string; hooks: Hook[] }>>;
-  permissions: { deny: string[] };
-  sandbox: { enabled?: boolean; filesystem: { denyWrite: string[] } };
+  permissions: { deny: string[]; allow?: string[] };
+  sandbox: { enabled?: boolean; filesystem: { denyWrite: string[]; denyRead?: string[] } };
+  enabledMcpjsonServers?: string[];
 }
 
 function settingsOf(world: World): Settings {
@@ -139,17 +140,44 @@ describe('continuity init claude-code', () => {
       writeFileSync(path, JSON.stringify(mine));
       await init(world);
       const s = settingsOf(world);
-      for (const tool of ['Read', 'Edit', 'Write']) {
-        expect(s.permissions.deny).toContain(`${tool}(/${world.state}/**)`);
-        expect(s.permissions.deny).toContain(`${tool}(//keys/continuity-digest.key)`);
-      }
-      expect(s.permissions.deny[0]).toBe('Read(./secrets/**)');
-      expect(s.sandbox.filesystem.denyWrite).toEqual(['/etc', world.state, '/keys/continuity-digest.key']);
+      const taskDir = join(world.project, '.continuity');
+      // Read and Edit: the only path rules Claude Code 2.1.328 matches (Read covers Grep and Glob,
+      // Edit covers Write); the real binary proves it (test/claude-code-e2e/protection.test.ts).
+      expect(s.permissions.deny).toEqual([
+        'Read(./secrets/**)',
+        ...['Read', 'Edit'].flatMap((tool) => [
+          `${tool}(/${world.state}/**)`,
+          `${tool}(/${taskDir}/**)`,
+          `${tool}(//keys/continuity-digest.key)`,
+        ]),
+      ]);
+      expect(s.sandbox.filesystem.denyWrite).toEqual([
+        '/etc',
+        world.state,
+        taskDir,
+        '/keys/continuity-digest.key',
+      ]);
+      expect(s.sandbox.filesystem.denyRead).toEqual([taskDir]);
       expect(s.sandbox.enabled).toBe(false);
+      // The restatement tool: approved and allowed, the user's own allow rule kept first.
+      expect(s.permissions.allow).toEqual(['Bash(npm test)', 'mcp__continuity__restate']);
+      expect(s.enabledMcpjsonServers).toEqual(['continuity']);
+      const mcp = JSON.parse(readFileSync(join(world.project, '.mcp.json'), 'utf8'));
+      expect(mcp).toEqual({
+        mcpServers: {
+          continuity: {
+            type: 'stdio',
+            command: 'node',
+            args: [BIN, 'mcp', '--runtime', 'claude-code'],
+            alwaysLoad: true,
+          },
+        },
+      });
 
       const r = await init(world, '--remove');
       expect(r.stdout).toContain('removed continuity hooks from');
       expect(settingsOf(world)).toEqual(mine);
+      expect(existsSync(join(world.project, '.mcp.json'))).toBe(false);
       const again = await init(world, '--remove');
       expect(again.stdout).toContain('no continuity hooks or rules; unchanged');
     } finally {

@@ -18,12 +18,15 @@ import { type StateDir, stateDirOf } from '../core/state.js';
 /** The runtime name on every compaction span and ledger record (semconv knows its post window). */
 export const RUNTIME = 'claude-agent-sdk';
 
-/** The key of the in-process MCP server in `options.mcpServers`. */
-export const MCP_SERVER_NAME = 'continuity';
-/** The restatement tool's name on the MCP server. */
-export const RESTATE_TOOL = 'restate';
-/** The name the agent calls it by: `mcp__<server>__<tool>`. */
-export const RESTATE_TOOL_NAME = `mcp__${MCP_SERVER_NAME}__${RESTATE_TOOL}`;
+/**
+ * The in-process MCP server's key in `options.mcpServers`, the restatement tool's name on it, and
+ * the name the agent calls it by (`mcp__<server>__<tool>`): the same as `continuity mcp`'s.
+ */
+export {
+  MCP_RESTATE_TOOL as RESTATE_TOOL,
+  MCP_RESTATE_TOOL_NAME as RESTATE_TOOL_NAME,
+  MCP_SERVER_NAME,
+} from '../core/mcp-names.js';
 
 /**
  * Matcher timeouts, in seconds. The SDK's default for callbacks is 60 s; these are ceilings, the

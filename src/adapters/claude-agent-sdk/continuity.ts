@@ -33,6 +33,7 @@ import { type AdapterConfig, type ContinuityEnv, loadConfig, resolveEnv } from '
 import type { CompactedEvent, GateAnswer, TokenCounts, Trigger } from '../core/events.js';
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
 import { decideGate } from '../core/gate.js';
+import { RESTATE_DESCRIPTION } from '../core/mcp.js';
 import { compactionContext, summaryInstruction, type Voice } from '../core/messages.js';
 import { oneLine } from '../core/process.js';
 import { newBoundaryId as coreBoundaryId, systemNow, taskRecordLabel } from '../core/recording.js';
@@ -188,8 +189,7 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
     if (options.sdk) {
       const restate = options.sdk.tool(
         RESTATE_TOOL,
-        'Restate the task decisions after a context compaction, from your own understanding (not from the task record): ' +
-          'each decision by its name with its current value as JSON. Answers whether you may continue and what to do otherwise.',
+        RESTATE_DESCRIPTION,
         {
           decisions: z
             .record(z.string(), z.unknown())

@@ -5,12 +5,13 @@
  *
  * Lean (the gate loads it): node:path and the core's configuration and state modules.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { type ContinuityEnv, type LoadedConfig, loadConfig, resolveEnv } from '../core/config.js';
 import type { ToolKind } from '../core/events.js';
+import { MCP_RESTATE_TOOL_NAME, MCP_SERVER_NAME } from '../core/mcp-names.js';
 import type { Voice } from '../core/messages.js';
 import { launcherFor } from '../core/process.js';
-import { type StateDir, stateDirOf } from '../core/state.js';
+import { isRecord, readJsonFile, type StateDir, stateDirOf } from '../core/state.js';
 
 export { onPath } from '../core/process.js';
 
@@ -191,11 +192,41 @@ export function launcher(env: ClaudeCodeEnv): string {
   return launcherFor(env.path, env.script);
 }
 
-/** The words' voice for Claude Code. */
-export function claudeCodeVoice(env: ClaudeCodeEnv): Voice {
-  return {
+/** The project's MCP configuration file Claude Code reads (`continuity init` registers our server there). */
+export const MCP_JSON = '.mcp.json';
+
+/** The subcommand our server entry runs, by which init and the hooks recognise it. */
+export const MCP_SERVE_ARGS: readonly string[] = Object.freeze(['mcp', '--runtime', 'claude-code']);
+
+/** True when a `.mcp.json` server entry is ours (its arguments end in `mcp --runtime claude-code`). */
+export function isOurServer(entry: unknown): boolean {
+  if (!isRecord(entry) || !Array.isArray(entry.args)) return false;
+  const args = entry.args as unknown[];
+  const at = args.length - MCP_SERVE_ARGS.length;
+  return at >= 0 && MCP_SERVE_ARGS.every((a, i) => args[at + i] === a);
+}
+
+/**
+ * True when the project's `.mcp.json` registers our server, so the agent can be told about the
+ * tool. Never throws: an unreadable or foreign file means "not registered" (the shell command is
+ * offered as well, always).
+ */
+export function restateToolRegistered(projectDir: string | undefined): boolean {
+  if (!projectDir) return false;
+  const doc = readJsonFile(join(projectDir, MCP_JSON));
+  return isRecord(doc) && isRecord(doc.mcpServers) && isOurServer(doc.mcpServers[MCP_SERVER_NAME]);
+}
+
+/**
+ * The words' voice for Claude Code: with the restatement tool where the project's `.mcp.json`
+ * registers our server (`continuity init claude-code` does), which the words then offer first.
+ */
+export function claudeCodeVoice(env: ClaudeCodeEnv, projectDir = env.projectDir): Voice {
+  const voice: Voice = {
     launcher: launcher(env),
     consequentialTools: env.dialect.consequentialTools,
     restateForm: env.dialect.restateForm,
   };
+  if (restateToolRegistered(projectDir)) voice.restateTool = MCP_RESTATE_TOOL_NAME;
+  return voice;
 }

@@ -37,6 +37,15 @@ import {
   onPath,
   resolveClaudeCodeEnv,
 } from './config.js';
+import {
+  MCP_JSON,
+  type McpSettingsRules,
+  mcpServerEntry,
+  mergeMcpJson,
+  mergeMcpSettings,
+  removeMcpJson,
+  removeMcpSettings,
+} from './mcp-config.js';
 
 /** Recognizes the adapter's hooks (of `runtime`) in an existing settings file, whatever launcher they use. */
 function oursPattern(runtime: string): RegExp {
@@ -172,41 +181,74 @@ export function removeHookSettings(
   return { settings, removed: [...new Set(removed)] };
 }
 
-/** The rules protecting the continuity evidence: permission deny rules and sandbox write denials. */
+/** The rules protecting the continuity evidence: permission deny rules and sandbox read and write denials. */
 export interface ProtectionRules {
   deny: string[];
   denyWrite: string[];
+  /** `sandbox.filesystem.denyRead`: the project's `.continuity/` (older installs recorded none). */
+  denyRead: string[];
 }
 
 /**
- * The rules for the evidence of this environment: the state directory (ledger, adapter state,
- * spool), a ledger outside it, and the key files. `Read`, `Edit` and `Write` rules with `//` for
- * an absolute path, as Claude Code's permission syntax has it.
+ * The tools the deny rules name. Claude Code 2.1.328 matches file paths only in `Read` and `Edit`
+ * rules: a `Read` rule covers every file-reading tool (Read, Grep, Glob), an `Edit` rule every
+ * file-editing tool (Edit, Write, NotebookEdit); it warns that a `Write(path)` or `Glob(path)`
+ * rule "never matches" (its own words, in the settings check). So these two, proven on the real
+ * binary against Read, Grep, Glob, Write and Edit (test/claude-code-e2e/protection.test.ts).
+ * Older installs also wrote `Write` rules; `--remove` takes those out from what init recorded.
  */
-export function protectionRules(env: ClaudeCodeEnv): ProtectionRules {
-  const dirs = [env.core.stateRoot];
+const DENIED_TOOLS = ['Read', 'Edit'] as const;
+
+/**
+ * The rules for the evidence of this environment: the state directory (ledger, adapter state,
+ * spool), a ledger outside it, the key files, and the project's `.continuity/` (task record and
+ * configuration: the agent restates from its context, never from the record). `Read` and
+ * `Edit` rules with `//` for an absolute path, as Claude Code's permission syntax has it; the
+ * sandbox denies writing all of them, and reading `.continuity/` (the state directory's `Read`
+ * rule is already a sandbox read denial: Claude Code merges `Read` deny rules into it).
+ */
+export function protectionRules(
+  env: ClaudeCodeEnv,
+  project?: string,
+  tools: readonly string[] = DENIED_TOOLS,
+): ProtectionRules {
+  const taskDir = project === undefined ? [] : [join(project, PROJECT_STATE_DIR)];
+  const dirs = [env.core.stateRoot, ...taskDir];
   const files = [
     ...(env.core.ledgerExplicit ? [env.core.ledgerPath] : []),
     ...(env.core.digestKeyFile ? [env.core.digestKeyFile] : []),
     ...(env.core.chainKeyFile ? [env.core.chainKeyFile] : []),
   ].filter((f) => relative(env.core.stateRoot, f).startsWith('..'));
   const deny: string[] = [];
-  for (const tool of ['Read', 'Edit', 'Write']) {
+  for (const tool of tools) {
     for (const d of dirs) deny.push(`${tool}(/${d}/**)`);
     for (const f of files) deny.push(`${tool}(/${f})`);
     if (env.core.ledgerExplicit && files.includes(env.core.ledgerPath)) {
       deny.push(`${tool}(/${env.core.ledgerPath}.*)`, `${tool}(/${env.core.ledgerPath}.index/**)`);
     }
   }
-  return { deny, denyWrite: [...dirs, ...files] };
+  return { deny, denyWrite: [...dirs, ...files], denyRead: taskDir };
 }
 
-/** The protection rules of `env`'s dialect (see {@link HookDialect.protection}). */
-function dialectRules(env: ClaudeCodeEnv): ProtectionRules {
+/**
+ * The protection rules of `env`'s dialect (see {@link HookDialect.protection}): Claude Code's,
+ * with `.continuity/` (proven on its binary); the deny rules of before for the others (their
+ * binaries have not been shown to match only Read and Edit rules).
+ */
+function dialectRules(env: ClaudeCodeEnv, project: string): ProtectionRules {
   const { protection } = env.dialect;
-  if (protection === 'none') return { deny: [], denyWrite: [] };
-  const rules = protectionRules(env);
-  return protection === 'claude' ? rules : { deny: rules.deny, denyWrite: [] };
+  if (protection === 'none') return { deny: [], denyWrite: [], denyRead: [] };
+  if (protection === 'claude') return protectionRules(env, project);
+  return {
+    deny: protectionRules(env, undefined, ['Read', 'Edit', 'Write']).deny,
+    denyWrite: [],
+    denyRead: [],
+  };
+}
+
+/** Whether init registers the restate MCP server: Claude Code's `.mcp.json` (its dialect only). */
+function registersMcp(env: ClaudeCodeEnv): boolean {
+  return env.dialect === CLAUDE_CODE_DIALECT;
 }
 
 function stringArray(v: unknown, source: string, path: string): string[] {
@@ -234,13 +276,17 @@ export function mergeProtection(
   if (!isRecord(fsRaw))
     throw new InputError(source, [{ path: 'sandbox.filesystem', message: 'expected an object' }]);
   const denyWrite = stringArray(fsRaw.denyWrite, source, 'sandbox.filesystem.denyWrite');
+  const denyRead = stringArray(fsRaw.denyRead, source, 'sandbox.filesystem.denyRead');
   const newDeny = rules.deny.filter((r) => !deny.includes(r));
   const newWrite = rules.denyWrite.filter((r) => !denyWrite.includes(r));
+  const newRead = rules.denyRead.filter((r) => !denyRead.includes(r));
   out.permissions = { ...perms, deny: [...deny, ...newDeny] };
-  if (rules.denyWrite.length > 0) {
-    out.sandbox = { ...sandbox, filesystem: { ...fsRaw, denyWrite: [...denyWrite, ...newWrite] } };
+  if (rules.denyWrite.length + rules.denyRead.length > 0) {
+    const filesystem: Record<string, unknown> = { ...fsRaw, denyWrite: [...denyWrite, ...newWrite] };
+    if (denyRead.length + newRead.length > 0) filesystem.denyRead = [...denyRead, ...newRead];
+    out.sandbox = { ...sandbox, filesystem };
   }
-  return { settings: out, added: newDeny.length + newWrite.length };
+  return { settings: out, added: newDeny.length + newWrite.length + newRead.length };
 }
 
 /** Takes out exactly `rules` (pure), dropping a list, then an object, left empty by it. */
@@ -259,16 +305,19 @@ export function removeProtection(
     if (Object.keys(perms).length === 0) delete out.permissions;
     else out.permissions = perms;
   }
-  if (
-    isRecord(out.sandbox) &&
-    isRecord(out.sandbox.filesystem) &&
-    Array.isArray(out.sandbox.filesystem.denyWrite)
-  ) {
-    const before = out.sandbox.filesystem.denyWrite as unknown[];
-    const kept = before.filter((r) => !(typeof r === 'string' && rules.denyWrite.includes(r)));
-    removed += before.length - kept.length;
-    const fsObj: Record<string, unknown> = { ...out.sandbox.filesystem, denyWrite: kept };
-    if (kept.length === 0) delete fsObj.denyWrite;
+  if (isRecord(out.sandbox) && isRecord(out.sandbox.filesystem)) {
+    const fsObj: Record<string, unknown> = { ...out.sandbox.filesystem };
+    for (const [key, list] of [
+      ['denyWrite', rules.denyWrite],
+      ['denyRead', rules.denyRead],
+    ] as const) {
+      if (!Array.isArray(fsObj[key])) continue;
+      const before = fsObj[key] as unknown[];
+      const kept = before.filter((r) => !(typeof r === 'string' && list.includes(r)));
+      removed += before.length - kept.length;
+      if (kept.length === 0) delete fsObj[key];
+      else fsObj[key] = kept;
+    }
     const sandbox: Record<string, unknown> = { ...out.sandbox, filesystem: fsObj };
     if (Object.keys(fsObj).length === 0) delete sandbox.filesystem;
     if (Object.keys(sandbox).length === 0) delete out.sandbox;
@@ -296,12 +345,29 @@ export interface InitOptions {
   dialect?: HookDialect;
 }
 
-function installedRules(project: string): ProtectionRules {
+/** What init recorded in `.continuity/installed.json`: the protection rules and the MCP settings it added. */
+interface Installed extends ProtectionRules {
+  mcp: McpSettingsRules;
+}
+
+const NOTHING_INSTALLED: Installed = {
+  deny: [],
+  denyWrite: [],
+  denyRead: [],
+  mcp: { enabledMcpjsonServers: [], allow: [] },
+};
+
+function installedRules(project: string): Installed {
   const raw = readJsonFile(join(project, INSTALLED_FILE));
   const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-  return isRecord(raw)
-    ? { deny: list(raw.deny), denyWrite: list(raw.denyWrite) }
-    : { deny: [], denyWrite: [] };
+  if (!isRecord(raw)) return NOTHING_INSTALLED;
+  const mcp = isRecord(raw.mcp) ? raw.mcp : {};
+  return {
+    deny: list(raw.deny),
+    denyWrite: list(raw.denyWrite),
+    denyRead: list(raw.denyRead),
+    mcp: { enabledMcpjsonServers: list(mcp.enabledMcpjsonServers), allow: list(mcp.allow) },
+  };
 }
 
 /** Runs init (or `--remove`) and returns the lines it prints. Nothing is written when the settings file is bad. */
@@ -330,10 +396,17 @@ interface Target {
   env: ClaudeCodeEnv;
 }
 
-function unionRules(a: ProtectionRules, b: ProtectionRules): ProtectionRules {
+const union = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])];
+
+function unionRules(a: Installed, b: ProtectionRules, mcp: McpSettingsRules): Installed {
   return {
-    deny: [...new Set([...a.deny, ...b.deny])],
-    denyWrite: [...new Set([...a.denyWrite, ...b.denyWrite])],
+    deny: union(a.deny, b.deny),
+    denyWrite: union(a.denyWrite, b.denyWrite),
+    denyRead: union(a.denyRead, b.denyRead),
+    mcp: {
+      enabledMcpjsonServers: union(a.mcp.enabledMcpjsonServers, mcp.enabledMcpjsonServers),
+      allow: union(a.mcp.allow, mcp.allow),
+    },
   };
 }
 
@@ -351,24 +424,47 @@ function install(options: InitOptions, t: Target): string[] {
   const seeded =
     t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };
   const merged = mergeHookSettings(seeded, settingsRel, command, registrations, Boolean(explicit), runtime);
-  const rules = dialectRules(env);
+  const rules = dialectRules(env, project);
   const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
-  const changed = merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0;
-  if (changed) writeJsonSettings(settingsPath, protectedSettings.settings, mode);
+  // The restatement tool: our server in .mcp.json (read and checked before anything is written).
+  const mcp = registersMcp(env);
+  const mcpJsonPath = join(project, MCP_JSON);
+  const mcpJson = mcp ? readJsonSettings(mcpJsonPath, MCP_JSON) : { doc: {}, mode: 0o644, exists: false };
+  const server = mcp
+    ? mergeMcpJson(mcpJson.doc, mcpServerEntry(launcherText))
+    : { doc: {}, change: 'unchanged' as const };
+  const mcpSettings = mcp
+    ? mergeMcpSettings(protectedSettings.settings, settingsRel)
+    : { settings: protectedSettings.settings, added: { enabledMcpjsonServers: [], allow: [] } };
+  const mcpAdded = mcpSettings.added.enabledMcpjsonServers.length + mcpSettings.added.allow.length;
+  const changed =
+    merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0 || mcpAdded > 0;
+  if (changed) writeJsonSettings(settingsPath, mcpSettings.settings, mode);
+  if (server.change !== 'unchanged') writeJsonSettings(mcpJsonPath, server.doc, mcpJson.mode);
   out.push(...hookMergeLines(settingsRel, merged, command));
   if (protectedSettings.added > 0) {
     out.push(
-      `${settingsRel}: added ${protectedSettings.added} rule(s) keeping the agent's tools out of the ledger, keys and state (permissions.deny, sandbox.filesystem.denyWrite)`,
+      `${settingsRel}: added ${protectedSettings.added} rule(s) keeping the agent's tools out of the ledger, keys, state and .continuity/ (permissions.deny, sandbox.filesystem.denyWrite, sandbox.filesystem.denyRead)`,
+    );
+  }
+  if (mcpAdded > 0) {
+    out.push(
+      `${settingsRel}: approved the continuity MCP server and allowed its restate tool (enabledMcpjsonServers, permissions.allow)`,
     );
   }
   if (!changed) out.push(`${settingsRel}: unchanged`);
+  if (server.change !== 'unchanged') {
+    out.push(
+      `${MCP_JSON}: ${server.change} the continuity MCP server (restating needs no shell, so it works with the Bash sandbox on)`,
+    );
+  }
 
   // What init added, so --remove takes out exactly that even if the environment changes later.
   const before = installedRules(project);
-  const union = unionRules(before, rules);
+  const all = unionRules(before, rules, mcpSettings.added);
   ensureDir(join(project, PROJECT_STATE_DIR));
-  if (JSON.stringify(union) !== JSON.stringify(before)) {
-    writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(union, null, 2)}\n`);
+  if (JSON.stringify(all) !== JSON.stringify(before)) {
+    writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(all, null, 2)}\n`);
   }
 
   out.push(...ensureProjectFiles(project));
@@ -383,8 +479,15 @@ function remove(t: Target): string[] {
   const { project, settingsRel, settingsPath, doc, mode, env } = t;
   const out: string[] = [];
   const hooks = removeHookSettings(doc, settingsRel, env.dialect.runtime);
-  const rules = unionRules(installedRules(project), dialectRules(env));
-  const cleaned = removeProtection(hooks.settings, rules);
+  const installed = installedRules(project);
+  const rules = unionRules(installed, dialectRules(env, project), installed.mcp);
+  const unprotected = removeProtection(hooks.settings, rules);
+  const cleaned = removeMcpSettings(unprotected.settings, rules.mcp);
+  cleaned.removed += unprotected.removed;
+  // Read (and checked) before anything is written.
+  const mcpJsonPath = join(project, MCP_JSON);
+  const mcpJson = registersMcp(env) ? readJsonSettings(mcpJsonPath, MCP_JSON) : undefined;
+  const server = mcpJson?.exists ? removeMcpJson(mcpJson.doc) : undefined;
   if (hooks.removed.length > 0 || cleaned.removed > 0) {
     const seed = env.dialect.settingsSeed;
     if (seed && JSON.stringify(cleaned.settings) === JSON.stringify(seed))
@@ -396,9 +499,16 @@ function remove(t: Target): string[] {
   } else {
     out.push(`${settingsRel}: no continuity hooks or rules; unchanged`);
   }
-  const installed = join(project, INSTALLED_FILE);
-  if (existsSync(installed))
-    writeFileAtomic(installed, `${JSON.stringify({ deny: [], denyWrite: [] }, null, 2)}\n`);
+  if (server?.removed) {
+    if (server.empty) rmSync(mcpJsonPath, { force: true });
+    else writeJsonSettings(mcpJsonPath, server.doc, mcpJson!.mode);
+    out.push(
+      `${MCP_JSON}: removed the continuity MCP server${server.empty ? ' (the file, left empty)' : ''}`,
+    );
+  }
+  const installedPath = join(project, INSTALLED_FILE);
+  if (existsSync(installedPath))
+    writeFileAtomic(installedPath, `${JSON.stringify(NOTHING_INSTALLED, null, 2)}\n`);
   out.push(PROJECT_FILES_KEPT);
   return out;
 }

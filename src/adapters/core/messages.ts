@@ -23,6 +23,11 @@ export interface Voice {
    * context it adds (Qwen Code turns them into `&lt;` and `&gt;`, which would break `<<'EOF'`).
    */
   restateForm?: 'heredoc' | 'flags';
+  /**
+   * The restatement tool the agent can call instead of its shell (`mcp__continuity__restate`),
+   * where the runtime registers it; offered first, since it works with the shell sandboxed.
+   */
+  restateTool?: string;
 }
 
 /** The default voice: `continuity` on PATH, tools described generically. */
@@ -70,6 +75,25 @@ export function observeCommand(
   return `${voice.launcher} observe --session ${sessionId} --decisions - <<'EOF'\n${body}\nEOF`;
 }
 
+/** The restatement tool call: its name and the arguments it takes for this session. */
+export function restateToolCall(sessionId: string, names: readonly string[], tool: string): string {
+  const body =
+    names.length === 0
+      ? '"<decision>": <value as JSON>'
+      : names.map((n) => `"${n}": <value as JSON>`).join(', ');
+  return `${tool} with {"session": "${sessionId}", "decisions": {${body}}}`;
+}
+
+/**
+ * How to restate, as lines: the tool call where the runtime has one (it needs no shell), and the
+ * shell command, always (the shell is the way where no tool is registered).
+ */
+function restateLines(sessionId: string, names: readonly string[], voice: Voice): string[] {
+  const command = observeCommand(sessionId, names, voice);
+  if (!voice.restateTool) return [command];
+  return [`  ${restateToolCall(sessionId, names, voice.restateTool)}`, '', 'or, in your shell:', '', command];
+}
+
 /** The command a human runs, in their own terminal, to approve a changed decision. */
 export function approveCommand(
   sessionId: string,
@@ -106,9 +130,11 @@ export function compactionContext(
     `[continuity] This session was just compacted. Before your next consequential action (${voice.consequentialTools}),`,
     `restate these task decisions as you understand them now: ${quoteNames(names)}.`,
     'Restate them from your own context, not by reading the task record in .continuity/.',
-    'Run exactly this, with each value as JSON:',
+    voice.restateTool
+      ? 'Call the restate tool, with each value as JSON:'
+      : 'Run exactly this, with each value as JSON:',
     '',
-    observeCommand(sessionId, names, voice),
+    ...restateLines(sessionId, names, voice),
     '',
     'If you no longer know a decision, leave it out and ask the human; do not guess. Until the',
     'restatement matches the record (or a human approves a change) the continuity gate blocks',
@@ -123,7 +149,7 @@ export function compactionContext(
 export function nextAction(view: BoundaryView, voice: Voice = DEFAULT_VOICE): string {
   const names = view.decisionNames;
   const d = view.primaryDecision ? `"${view.primaryDecision}"` : 'a decision';
-  const restate = observeCommand(view.sessionId, names, voice);
+  const restate = restateLines(view.sessionId, names, voice).join('\n');
   switch (view.state) {
     case 'preserved':
       return `Every decision (${quoteNames(names)}) matches the record with a fresh observation. Continue; writes are allowed.`;

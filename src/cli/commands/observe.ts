@@ -31,7 +31,7 @@ function parseDecisionFlag(flag: string): [string, unknown] {
  * The runtimes `continuity observe` restates for, by their CLI name, with the runtime name their
  * adapter writes on its ledger records and the adapter's restatement, loaded on demand.
  */
-const OBSERVE_RUNTIMES = {
+export const OBSERVE_RUNTIMES = {
   'claude-code': {
     ledgerName: 'claude-code',
     load: async () => (await import('../../adapters/claude-code/observe.js')).runObserve,
@@ -57,8 +57,10 @@ const OBSERVE_RUNTIMES = {
     load: async () => (await import('../../adapters/qwen-code/observe.js')).runQwenCodeObserve,
   },
 } as const;
-type ObserveRuntime = keyof typeof OBSERVE_RUNTIMES;
-const RUNTIME_NAMES = Object.keys(OBSERVE_RUNTIMES) as ObserveRuntime[];
+/** A runtime `continuity observe` (and `continuity mcp`) restates for. */
+export type ObserveRuntime = keyof typeof OBSERVE_RUNTIMES;
+/** Their CLI names. */
+export const RUNTIME_NAMES = Object.keys(OBSERVE_RUNTIMES) as ObserveRuntime[];
 
 /**
  * Which adapter records the restatement (its state directory, its words): `--runtime`, else the
