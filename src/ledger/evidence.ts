@@ -15,7 +15,7 @@
  */
 import type { ActivityState, Approval, Snapshot } from '../decision/model.js';
 import type { EntryKind } from './session-index.js';
-import type { Phase, Trigger } from './types.js';
+import { type Phase, PROVENANCES, type Provenance, type Trigger } from './types.js';
 
 /** The runtime's report of the compaction. */
 export interface BoundaryReport {
@@ -56,6 +56,8 @@ export interface BoundaryEvidence {
   pre: Snapshot | null;
   /** The latest post snapshot of the boundary, or null when none was observed yet. */
   post: Snapshot | null;
+  /** Where the latest post snapshot's restatement came from, when it says (see {@link Provenance}). */
+  provenance?: Provenance;
   /** The session's approvals recorded after the boundary's pre snapshot, in ledger order. */
   approvals: Approval[];
   /** The runtime's report of the compaction, or null. */
@@ -275,6 +277,9 @@ export function buildEvidence<T>(
     boundaryId: sel.boundaryId,
     pre: preRec && sel.pre ? toSnapshot(preRec, sel.pre.seq) : null,
     post: postRec && sel.post ? toSnapshot(postRec, sel.post.seq) : null,
+    ...(postRec && PROVENANCES.includes(postRec.provenance as Provenance)
+      ? { provenance: postRec.provenance as Provenance }
+      : {}),
     approvals: approvals.map((c) => toApproval(load(c), c.seq)),
     boundary,
     evidenceMissing: sel.missing.map((c) => {

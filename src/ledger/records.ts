@@ -18,7 +18,7 @@ import {
   OpaqueIdSchema,
   TimestampSchema,
 } from '../decision/model.js';
-import { LEDGER_FORMAT_VERSION, PHASES, TRIGGERS } from './types.js';
+import { LEDGER_FORMAT_VERSION, PHASES, PROVENANCES, TRIGGERS } from './types.js';
 
 /** A reason code (evidence missing): lower-case identifier such as `capture_failed`. */
 export const REASON_CODE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -41,6 +41,8 @@ export const SnapshotRecordSchema = z.strictObject({
   capturedAt: TimestampSchema,
   normalizerVersion: z.number({ error: 'expected an integer >= 1' }).int().min(1),
   decisions: DecisionMapSchema,
+  /** On a post snapshot recorded from a restatement: where it came from (absent on older records). */
+  provenance: z.enum(PROVENANCES, { error: 'expected provenance "context" or "record"' }).optional(),
 });
 
 /** A human's approval of one decision's change from one digest to another: the core approval, in a session. */

@@ -28,6 +28,16 @@ export const TRIGGERS = ['manual', 'auto'] as const;
 /** One of {@link TRIGGERS}. */
 export type Trigger = (typeof TRIGGERS)[number];
 
+/**
+ * Where a restatement (a post snapshot) came from: `context`, the agent's own context after the
+ * compaction; `record`, the agent had read the task record or the ledger in this boundary before
+ * it restated (the tool hooks saw it), so a match says the value was restored from the record,
+ * not that it survived the summary. Also the values of `continuity.restatement.provenance`.
+ */
+export const PROVENANCES = ['context', 'record'] as const;
+/** One of {@link PROVENANCES}. */
+export type Provenance = (typeof PROVENANCES)[number];
+
 /** Environment variable naming the ledger file (the `--ledger` flag wins over it). */
 export const LEDGER_ENV = 'CONTINUITY_LEDGER';
 /** Environment variable naming the chain key file (the `--chain-key-file` flag wins over it). */

@@ -62,6 +62,13 @@ export const ATTR_TOKENS_BEFORE = 'continuity.compaction.tokens.before' as const
 /** Context fill just after the compaction, in tokens (integer), where the runtime reported it. */
 export const ATTR_TOKENS_AFTER = 'continuity.compaction.tokens.after' as const;
 
+/**
+ * On the post span of a restatement: `context` (from the agent's own context) or `record` (the
+ * agent read the task record or the ledger in this boundary before restating), so a backend can
+ * tell "survived the summary" from "restored from the record". @experimental
+ */
+export const ATTR_RESTATEMENT_PROVENANCE = 'continuity.restatement.provenance' as const;
+
 /** Per-decision attribute fields: `continuity.decision.<name>.<field>`. */
 export const DECISION_FIELDS = [
   'digest',

@@ -128,6 +128,11 @@ export interface LedgerBoundaryRow {
   /** Snapshots that could not be taken for this boundary, and why. */
   evidenceMissing: Array<{ phase: string; code: string; why: string; at: string }>;
   activity: { state: string; at: string } | null;
+  /**
+   * Where the latest restatement came from: `context` (survived the summary) or `record` (the
+   * agent read the task record or the ledger after the compaction first); null when none says.
+   */
+  provenance: 'context' | 'record' | null;
 }
 
 /** One session with its boundaries, for the session page. */
@@ -260,6 +265,7 @@ function ledgerBoundaryRow(l: LedgerSession): LedgerBoundaryRow {
     approvals: approvalRows(c, e.approvals),
     evidenceMissing: e.evidenceMissing.map((m) => ({ phase: m.phase, ...evidenceWhy(m.reason), at: m.at })),
     activity: l.activity ? { state: l.activity.state, at: l.activity.at } : null,
+    provenance: e.provenance ?? null,
   };
 }
 

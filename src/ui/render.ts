@@ -191,9 +191,15 @@ function ledgerSection(l: LedgerBoundaryRow): string {
   const missing = l.evidenceMissing.length
     ? `<ul class="missing">${l.evidenceMissing.map((m) => `<li>${esc(m.phase)} snapshot missing at ${time(m.at)}: <code>${esc(m.code)}</code>: ${esc(m.why)}.</li>`).join('')}</ul>`
     : '';
+  const provenance =
+    l.provenance === 'record'
+      ? '<p class="provenance" data-provenance="record">Restated <strong>from the record</strong>: the agent read the task record or the ledger after the compaction and before restating, so a match shows the value was restored, not that it survived the summary.</p>'
+      : l.provenance === 'context'
+        ? '<p class="provenance" data-provenance="context">Restated from the agent\'s own context (it read neither the task record nor the ledger after the compaction).</p>'
+        : '';
   return `<section aria-labelledby="ledger-h" class="boundary" id="ledger"><h2 id="ledger-h">In the ledger</h2>
 <p>Latest boundary <code>${esc(l.boundaryId)}</code>${l.runtime ? ` · ${esc(l.runtime)}` : ''}${l.trigger ? ` · ${esc(l.trigger)}` : ''}${l.compactedAt ? ` · compacted ${time(l.compactedAt)}` : ''}: ${stateBadge(l.state)} action <code>${esc(l.action)}</code> · reason <code>${esc(l.reason)}</code> · decision <code>${esc(l.primaryDecision ?? '-')}</code>${l.activity ? ` · activity ${activityBadge(l.activity.state)} at ${time(l.activity.at)}` : ''}</p>
-${missing}${decisionsTable(l.decisions)}${approvalsTable(l.approvals)}</section>`;
+${provenance}${missing}${decisionsTable(l.decisions)}${approvalsTable(l.approvals)}</section>`;
 }
 
 /** A session page's `<main>` content. */

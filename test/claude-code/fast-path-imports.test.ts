@@ -133,6 +133,8 @@ describe('the write gate fast path', () => {
         'src/adapters/core/mcp-names.ts',
         'src/adapters/core/messages.ts',
         'src/adapters/core/process.ts',
+        // PostToolUse: did the tool read the task record (the next restatement's provenance)?
+        'src/adapters/core/provenance.ts',
         // The gate's reading of a shell command (pure, no I/O).
         'src/adapters/core/shell.ts',
         'src/adapters/core/state.ts',

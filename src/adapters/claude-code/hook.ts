@@ -31,9 +31,12 @@
  * kept apart ({@link LocalInputs}) and used only to read token counts locally, and
  * `compact_summary`, `custom_instructions`, prompts and tool payloads are never copied, so they
  * cannot reach the ledger or a span. Of the tool input the gate looks at the command and the
- * target file path, and only to decide; neither is stored.
+ * target file path, and only to decide; neither is stored. After a tool ran (`PostToolUse`) it
+ * looks at its command and paths to tell whether the agent read the task record or the ledger
+ * (the provenance of its next restatement, ../core/provenance.ts); nothing of them is stored.
  */
 
+import { isAbsolute } from 'node:path';
 import type { AdapterConfig } from '../core/config.js';
 import type { ToolEvent } from '../core/events.js';
 import { decideGate } from '../core/gate.js';
@@ -47,6 +50,7 @@ import {
   stringField,
   withinHookDeadline,
 } from '../core/process.js';
+import { noteRecordRead, readTheRecord } from '../core/provenance.js';
 import { isRecord, readActivity, readGateState } from '../core/state.js';
 import {
   CLAUDE_CODE_DIALECT,
@@ -82,6 +86,11 @@ export interface HookPayload {
   command?: string;
   /** PreToolUse, Edit/Write/MultiEdit/NotebookEdit: the target path (not stored). */
   filePath?: string;
+  /**
+   * PostToolUse: the paths the tool was given (`file_path`, `notebook_path`, a search's `path`,
+   * a glob's `pattern` or `glob`), to tell whether it read the task record (not stored).
+   */
+  readPaths?: string[];
   /** Notification. */
   notificationType?: string;
   /** Inside a subagent: its id and type (the session is the parent's). */
@@ -129,6 +138,13 @@ export function toPayload(parsed: unknown, dialect: HookDialect = CLAUDE_CODE_DI
         break;
       }
     }
+  }
+  if (p.event === 'PostToolUse' && isRecord(raw.tool_input)) {
+    const input = raw.tool_input;
+    if (typeof input.command === 'string') p.command = input.command;
+    p.readPaths = ['file_path', 'notebook_path', 'path', 'pattern', 'glob']
+      .map((k) => stringField(input, k, 4096))
+      .filter((v): v is string => v !== undefined);
   }
   const transcriptPath = stringField(raw, 'transcript_path');
   return { ok: true, payload: p, local: transcriptPath ? { transcriptPath } : {} };
@@ -269,6 +285,12 @@ export function runClaudeCodeHook(
       });
       io.stdout.write(gateOutput(answer));
       return;
+    }
+    if (p.event === 'PostToolUse') {
+      // After the tool ran: did it read the task record or the ledger? (provenance of the next restatement)
+      const ran = { paths: p.readPaths ?? [], ...(p.command !== undefined ? { command: p.command } : {}) };
+      if (readTheRecord(ran, config, p.cwd && isAbsolute(p.cwd) ? p.cwd : projectDir))
+        noteRecordRead(claudeCodeState(env), p.sessionId);
     }
     const activity = activityOf(p);
     if (activity) {

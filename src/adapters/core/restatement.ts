@@ -22,6 +22,8 @@ import { loadDigestKey } from '../../digest/key-file.js';
 import { normalize } from '../../digest/normalize.js';
 import { approvalSpan, compactionSpan } from '../../export/ledger-spans.js';
 import { type ExportSpan, nowNs } from '../../export/spans.js';
+import type { Provenance } from '../../ledger/types.js';
+import { ATTR_RESTATEMENT_PROVENANCE } from '../../otel/semconv.js';
 import { type AdapterConfig, policyVerdict } from './config.js';
 import {
   type BoundaryEvidence,
@@ -32,6 +34,7 @@ import {
 } from './evidence.js';
 import { exportAdapterSpans } from './export.js';
 import { boundaryView, nextAction, type Voice } from './messages.js';
+import { restatementProvenance } from './provenance.js';
 import { isRecord, ledgerIdentity, type StateDir } from './state.js';
 import { MAX_VALUE_DEPTH, nestedDeeperThan, readTaskOutline } from './task-record.js';
 
@@ -220,6 +223,11 @@ export interface RestateResult {
   decisions: Record<string, { verdict: string; reason: string }>;
   /** What the gate does with consequential tools now: `allowed`, `ask` or `blocked`. */
   writes: 'allowed' | 'ask' | 'blocked';
+  /**
+   * Where this restatement came from (./provenance.ts): `record` when the agent read the task
+   * record or the ledger in this boundary before restating; null when nothing was recorded.
+   */
+  provenance: Provenance | null;
   /** The next action in words. */
   next: string;
 }
@@ -262,6 +270,7 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
         primaryDecision: null,
         decisions: {},
         writes: 'allowed',
+        provenance: null,
         next: `No compaction is recorded for session ${sessionId}; there is nothing to restate. Continue.`,
       };
     }
@@ -274,6 +283,7 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
     });
     const startNs = nowNs();
     const trigger = before.trigger;
+    const provenance = restatementProvenance(o.state, sessionId, before.boundaryId);
     await store.append({
       type: 'snapshot',
       phase: 'post',
@@ -284,6 +294,7 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
       capturedAt: now,
       normalizerVersion: NORMALIZER_VERSION,
       decisions,
+      provenance,
     });
     const ev = store.latest(sessionId) ?? before;
     const c = classifyEvidence(ev);
@@ -303,27 +314,22 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
 
     const post: Snapshot = { sessionId, capturedAt: now, normalizerVersion: NORMALIZER_VERSION, decisions };
     const report = ev.boundary;
-    await exportAdapterSpans(
-      [
-        ...approvalSpans(ev),
-        // Same trace as the pre span (derived from the boundary), linked to it; a fresh span per restatement.
-        compactionSpan(
-          'post',
-          post,
-          {
-            boundaryId: before.boundaryId,
-            runtime: config.runtime,
-            ...(trigger ? { trigger } : {}),
-            ...(ev.compactedAt ? { compactedAt: ev.compactedAt } : {}),
-            ...(report?.tokensBefore !== undefined ? { tokensBefore: report.tokensBefore } : {}),
-            ...(report?.tokensAfter !== undefined ? { tokensAfter: report.tokensAfter } : {}),
-          },
-          { startNs, endNs: nowNs() },
-        ),
-      ],
-      config,
-      o.warn,
+    // Same trace as the pre span (derived from the boundary), linked to it; a fresh span per restatement.
+    const postSpan = compactionSpan(
+      'post',
+      post,
+      {
+        boundaryId: before.boundaryId,
+        runtime: config.runtime,
+        ...(trigger ? { trigger } : {}),
+        ...(ev.compactedAt ? { compactedAt: ev.compactedAt } : {}),
+        ...(report?.tokensBefore !== undefined ? { tokensBefore: report.tokensBefore } : {}),
+        ...(report?.tokensAfter !== undefined ? { tokensAfter: report.tokensAfter } : {}),
+      },
+      { startNs, endNs: nowNs() },
     );
+    postSpan.attributes[ATTR_RESTATEMENT_PROVENANCE] = provenance;
+    await exportAdapterSpans([...approvalSpans(ev), postSpan], config, o.warn);
     const verdict = policyVerdict(config.gate.policy, c.state, c.reason);
     return {
       sessionId,
@@ -336,6 +342,7 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
         Object.entries(c.decisions).map(([n, d]) => [n, { verdict: d.verdict, reason: d.reason }]),
       ),
       writes: verdict === 'allow' ? 'allowed' : verdict === 'ask' ? 'ask' : 'blocked',
+      provenance,
       next: nextAction(boundaryView(sessionId, gb), o.voice),
     };
   } finally {
