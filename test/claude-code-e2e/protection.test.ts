@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ATTR_RESTATEMENT_PROVENANCE } from '../../src/otel/semconv.js';
 import type { ToolCall } from '../support/anthropic-server.js';
 import { ensureSystemTools } from '../support/peers.js';
 import { rawStrings } from '../support/task.js';
@@ -24,6 +25,7 @@ import {
   write,
 } from './harness.js';
 import {
+  boundarySpans,
   compactManually,
   endScenario,
   expectClean,
@@ -348,9 +350,70 @@ describe.concurrent('the evidence is protected from the agent', () => {
         expect(deniedIds(r)).toEqual([]);
         expect(existsSync(s.world.file('after.txt'))).toBe(true);
         expect((await status(s, sessionId)).state).toBe('preserved');
-        // The restatement is the tool's: its post snapshot is in the ledger, recorded by `continuity mcp`.
+        // The restatement is the tool's: its post snapshot is in the ledger, recorded by `continuity mcp`,
+        // from the agent's context (it read nothing of the record: the rules deny it anyway).
         const posts = records(s, sessionId).filter((x) => x.type === 'snapshot' && x.phase === 'post');
         expect(posts).toHaveLength(1);
+        expect(posts[0]!.provenance).toBe('context');
+        const boundaryId = posts[0]!.boundaryId as string;
+        const { post } = await boundarySpans(s, sessionId, boundaryId, 1);
+        expect(post?.attributes[ATTR_RESTATEMENT_PROVENANCE]).toBe('context');
+        expectClean(s);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+  it(
+    'provenance on the real binary: a denied Read of the task record leaves the restatement `context`; where the user lifted the rules, a Read that ran makes it `record` (still preserved)',
+    async () => {
+      const s = await scenario(suite());
+      try {
+        trustProject(s);
+        // The human lifts the protection of .continuity/ (the Read and Edit rules and the gate's guard).
+        const settingsPath = s.world.file('.claude/settings.json');
+        const settings = JSON.parse(readFileSync(settingsPath, 'utf8')) as {
+          permissions: { deny: string[] };
+        };
+        const taskDir = s.world.file('.continuity');
+        const denied = settings.permissions.deny.filter((r) => r.includes(taskDir));
+        expect(denied.length, 'init wrote rules for .continuity/').toBeGreaterThan(0);
+        const sessionId = await startSession(s);
+        await compactManually(s, sessionId, 'keep the plan');
+        // With the rules: the Read is denied (never ran), so the restatement is from the context.
+        const first = await resumeWith(s, sessionId, [
+          { tool: 'Read', id: 'read-denied', input: { file_path: join(taskDir, 'task.json') } },
+          restateByTool('restate-1', { ...s.values }),
+        ]);
+        expect(deniedIds(first)).toContain('read-denied');
+        expect(resultOf(s.server, 'restate-1')?.text).toContain('preserved (digest_match_fresh)');
+        settings.permissions.deny = settings.permissions.deny.filter((r) => !denied.includes(r));
+        writeFileSync(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
+        writeFileSync(
+          join(taskDir, 'config.json'),
+          `${JSON.stringify({ gate: { protectContinuityFiles: false } })}\n`,
+        );
+        await compactManually(s, sessionId, 'keep the plan');
+        const second = await resumeWith(
+          s,
+          sessionId,
+          [
+            { tool: 'Read', id: 'read-record', input: { file_path: join(taskDir, 'task.json') } },
+            restateByTool('restate-2', { ...s.values }),
+          ],
+          [],
+        );
+        expect(deniedIds(second)).toEqual([]);
+        // The Read ran: the record's values reached the model (what provenance exists to say).
+        expect(resultOf(s.server, 'read-record')?.text).toContain('"decisions"');
+        expect(resultOf(s.server, 'restate-2')?.text).toContain('preserved (digest_match_fresh)');
+        const posts = records(s, sessionId).filter((x) => x.type === 'snapshot' && x.phase === 'post');
+        expect(posts.map((p) => p.provenance)).toEqual(['context', 'record']);
+        const { post } = await boundarySpans(s, sessionId, posts[1]!.boundaryId as string, 1);
+        expect(post?.attributes[ATTR_RESTATEMENT_PROVENANCE]).toBe('record');
+        expect((await status(s, sessionId)).state).toBe('preserved');
+        // PostToolUse carried the file's content to the hook: nothing of it was stored or sent.
         expectClean(s);
       } finally {
         await endScenario(s);
