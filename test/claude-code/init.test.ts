@@ -185,6 +185,56 @@ describe('continuity init claude-code', () => {
     }
   });
 
+  it("registers the restate MCP server in .mcp.json beside the user's servers; --remove takes out only ours", async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      const mcpPath = join(world.project, '.mcp.json');
+      const theirs = { mcpServers: { docs: { command: 'docs-server', args: ['--stdio'] } } };
+      writeFileSync(mcpPath, JSON.stringify(theirs));
+      const first = await init(world, '--command', 'continuity');
+      expect(first.stdout).toContain('.mcp.json: added the continuity MCP server');
+      const doc = JSON.parse(readFileSync(mcpPath, 'utf8'));
+      expect(doc.mcpServers.docs).toEqual(theirs.mcpServers.docs);
+      expect(doc.mcpServers.continuity).toEqual({
+        type: 'stdio',
+        command: 'continuity',
+        args: ['mcp', '--runtime', 'claude-code'],
+        alwaysLoad: true,
+      });
+      // Idempotent; a new launcher rewrites only our entry.
+      expect((await init(world, '--command', 'continuity')).stdout).not.toContain('.mcp.json');
+      const moved = await init(world, '--command', "node '/opt/my tools/bin/continuity.js'");
+      expect(moved.stdout).toContain('.mcp.json: rewritten the continuity MCP server');
+      expect(JSON.parse(readFileSync(mcpPath, 'utf8')).mcpServers.continuity.args).toEqual([
+        '/opt/my tools/bin/continuity.js',
+        'mcp',
+        '--runtime',
+        'claude-code',
+      ]);
+      const r = await init(world, '--remove');
+      expect(r.stdout).toContain('.mcp.json: removed the continuity MCP server');
+      expect(JSON.parse(readFileSync(mcpPath, 'utf8'))).toEqual(theirs);
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it('refuses, writing nothing, when another server named continuity is in .mcp.json', async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      const mcpPath = join(world.project, '.mcp.json');
+      const text = JSON.stringify({ mcpServers: { continuity: { command: 'someone-elses-server' } } });
+      writeFileSync(mcpPath, text);
+      const r = await runCli(['init', 'claude-code'], { env: world.shellEnv, cwd: world.project });
+      expect(r.status).toBe(EXIT.badInput);
+      expect(r.stderr).toContain('.mcp.json: mcpServers.continuity: is another server of that name');
+      expect(readFileSync(mcpPath, 'utf8')).toBe(text);
+      expect(existsSync(join(world.project, '.claude', 'settings.json'))).toBe(false);
+    } finally {
+      world.dispose();
+    }
+  });
+
   it('puts .continuity/ into .gitignore once (the task record holds raw values)', async () => {
     const world = makeWorld(CLOSED);
     try {
