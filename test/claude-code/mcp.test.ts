@@ -6,12 +6,14 @@
  * JSON-RPC error; notifications are never answered; stdout carries nothing but messages.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MCP_PROTOCOL_VERSIONS } from '../../src/adapters/core/mcp.js';
 import {
   BIN,
   compact,
+  gate,
   hook,
   ledgerRecords,
   makeWorld,
@@ -210,5 +212,28 @@ describe('continuity mcp (stdio)', () => {
       expect(text).toMatch(message);
     }
     expect(readFileSync(world.ledger, 'utf8')).toBe(before);
+  });
+  it('the gate never holds the restate tool of the server .mcp.json registers as ours, also where every tool is gated', async () => {
+    const sessionId = 'mcp-gate';
+    writeFileSync(
+      join(world.project, '.continuity', 'config.json'),
+      JSON.stringify({ gate: { tools: ['*'] } }),
+    );
+    await hook(world, sessionId, 'SessionStart', { source: 'startup' });
+    await compact(world, sessionId);
+    const call = { session: sessionId, decisions: PAYMENTS_VALUES };
+    // No server of ours in .mcp.json: a tool of that name is anyone's, and held like any other.
+    expect((await gate(world, sessionId, 'mcp__continuity__restate', call)).decision).toBe('deny');
+    writeFileSync(
+      join(world.project, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: {
+          continuity: { type: 'stdio', command: 'continuity', args: ['mcp', '--runtime', 'claude-code'] },
+        },
+      }),
+    );
+    expect((await gate(world, sessionId, 'mcp__continuity__restate', call)).decision).toBe('allow');
+    // Every other tool is still held until the restatement.
+    expect((await gate(world, sessionId, 'mcp__other__write', {})).decision).toBe('deny');
   });
 });

@@ -40,6 +40,7 @@ import { isAbsolute } from 'node:path';
 import type { AdapterConfig } from '../core/config.js';
 import type { ToolEvent } from '../core/events.js';
 import { decideGate } from '../core/gate.js';
+import { MCP_RESTATE_TOOL_NAME } from '../core/mcp-names.js';
 import {
   type HookIo,
   headField,
@@ -61,6 +62,7 @@ import {
   loadClaudeCodeConfig,
   resolveClaudeCodeEnv,
   resolveProjectDir,
+  restateToolRegistered,
   toolKind,
 } from './config.js';
 
@@ -273,6 +275,14 @@ export function runClaudeCodeHook(
       await withinHookDeadline(confirming, env.core.hookDeadlineMs, p.event, warn);
     }
     if (p.event === 'PreToolUse') {
+      // Restating is how a held agent gets going again, also where every tool is gated (`*`): the
+      // restate tool of the server the project's .mcp.json registers as ours is never held.
+      if (
+        p.toolName === MCP_RESTATE_TOOL_NAME &&
+        env.dialect === CLAUDE_CODE_DIALECT &&
+        restateToolRegistered(projectDir)
+      )
+        return;
       const answer = await decideGate(p.sessionId, toolEventOf(p, dialect), {
         config,
         state: claudeCodeState(env),

@@ -42,7 +42,6 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import type { AdapterConfig } from './config.js';
 import { PROJECT_STATE_DIR, policyVerdict } from './config.js';
 import type { GateAnswer, GateCode, GateVerdict, ToolEvent } from './events.js';
-import { MCP_RESTATE_TOOL_NAME } from './mcp-names.js';
 import type { Voice } from './messages.js';
 import { readShell, type ShellWord } from './shell.js';
 import {
@@ -490,9 +489,6 @@ const GATE_FAILED_ASK =
 async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
   const { config } = ctx;
   if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
-  // Restating is how a held agent gets going again, also where every tool is gated (`*`, or an
-  // unknown-tool policy): the restatement tool writes only the evidence it exists to write.
-  if (tool.toolName === MCP_RESTATE_TOOL_NAME) return { verdict: 'allow', code: 'continuity_command' };
   const guard = guardDecision(tool, config);
   if (guard.continuityCommand) return { verdict: 'allow', code: 'continuity_command' };
   // Nothing outranks a denial: the state need not be read.
