@@ -237,6 +237,9 @@ export const KNOWN_RUNTIMES = [
   'codex-cli',
   'opencode',
   'gemini-cli',
+  'langchain',
+  'openai-agents',
+  'mastra',
   'sdk',
 ] as const;
 

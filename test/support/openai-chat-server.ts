@@ -8,13 +8,15 @@
  *
  * - title requests (first system message "You are a title generator…") → `title`;
  * - the compaction summarizer's request (no tools, the transcript in `<conversation>` tags, or a
- *   plugin prompt followed by "The following is the conversation history:") → `summary`;
+ *   plugin prompt followed by "The following is the conversation history:", or LangChain's
+ *   summarization prompt with its "Messages to summarize:" block) → `summary`;
  * - every other request (the agent's steps) → the next of `steps`, then `fallback`.
  *
  * The stream is the real OpenAI chunk format: a role delta, text deltas, per tool call a delta
  * naming it and then its arguments in pieces, a finish delta, a usage chunk (which OpenCode turns
  * into the step's token counts, what automatic compaction compares with the model's limit), and
- * `data: [DONE]`.
+ * `data: [DONE]`. A request with `stream: false` (LangChain's `ChatOpenAI.invoke`, observed) gets the
+ * same reply as one `chat.completion` JSON object.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -163,7 +165,11 @@ function isSummary(body: ChatRequestBody | undefined): boolean {
   if (text.includes(QWEN_SUMMARY_PROMPT) || system.some((t) => t.includes(QWEN_SUMMARY_PROMPT))) return true;
   if (text.startsWith(COPILOT_SUMMARY_PROMPT)) return true;
   if (body.tools && body.tools.length > 0) return false;
-  return text.includes('<conversation>') || text.includes('The following is the conversation history:');
+  return (
+    text.includes('<conversation>') ||
+    text.includes('The following is the conversation history:') ||
+    text.includes('Messages to summarize:')
+  );
 }
 
 function pieces(text: string, size = 16): string[] {
@@ -204,6 +210,36 @@ function stream(res: ServerResponse, reply: ReplyStep, id: string, model: string
   const total = usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens;
   send([], { usage: { ...usage, total_tokens: total } });
   res.end('data: [DONE]\n\n');
+}
+
+function complete(res: ServerResponse, reply: ReplyStep, id: string, model: string, usage: Usage): void {
+  const calls = (reply.toolCalls ?? []).map((c, i) => ({
+    id: c.id ?? `call_${id}_${i}`,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  const total = usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens;
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      id: `chatcmpl-${id}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: reply.text ?? (calls.length > 0 ? null : ''),
+            ...(calls.length > 0 ? { tool_calls: calls } : {}),
+          },
+          finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+        },
+      ],
+      usage: { ...usage, total_tokens: total },
+    }),
+  );
 }
 
 /** Starts a server on 127.0.0.1 with a free port. */
@@ -253,7 +289,8 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       res.end(JSON.stringify(reply.body));
       return;
     }
-    stream(res, reply, String(record.index), body.model, reply.usage ?? usage);
+    if (body.stream === false) complete(res, reply, String(record.index), body.model, reply.usage ?? usage);
+    else stream(res, reply, String(record.index), body.model, reply.usage ?? usage);
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {

