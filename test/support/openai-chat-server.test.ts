@@ -158,8 +158,8 @@ describe('the scripted chat-completions server, not streaming', () => {
         messages: [{ role: 'user', content: 'go' }],
       });
       expect(step.object).toBe('chat.completion');
-      expect(step.choices[0].finish_reason).toBe('tool_calls');
-      expect(step.choices[0].message).toEqual({
+      expect(step.choices[0]!.finish_reason).toBe('tool_calls');
+      expect(step.choices[0]!.message).toEqual({
         role: 'assistant',
         content: 'calling',
         tool_calls: [
@@ -171,7 +171,7 @@ describe('the scripted chat-completions server, not streaming', () => {
         stream: false,
         messages: [{ role: 'user', content: '<messages>\nMessages to summarize:\nHuman: hi\n</messages>' }],
       });
-      expect(summary.choices[0].message.content).toBe('SUMMARY');
+      expect(summary.choices[0]!.message.content).toBe('SUMMARY');
       expect(server.requests.map((r) => r.kind)).toEqual(['step', 'summary']);
     } finally {
       await server.close();
