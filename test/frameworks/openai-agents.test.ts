@@ -17,7 +17,6 @@ import {
 import { humanApproves, sessionRecords, statusOf } from '../support/evidence.js';
 import { PEERS } from '../support/peers.js';
 import {
-  inputTexts,
   type ResponsesServer,
   type Step,
   startResponsesServer,
