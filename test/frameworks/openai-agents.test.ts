@@ -257,4 +257,84 @@ describe('OpenAI Agents JS (@openai/agents 0.20.0, OpenAIResponsesCompactionSess
     },
     SCENARIO_TIMEOUT_MS,
   );
+
+  it(
+    'server-side compaction: the compaction item records the boundary captured at the run start; the tool calls of the turn after it are held until the restatement',
+    async () => {
+      const values = taskValues();
+      const s = await scenario(
+        [
+          serverCompactionThen('w-same', 'write_file', { path: 'a.txt', content: 'a' }),
+          write('w-before', 'b.txt'),
+          restate('r-1', values),
+          write('w-after', 'b.txt'),
+          'Done.',
+        ],
+        values,
+      );
+      try {
+        const turn = await s.app.call<Turn>('serverSideTurn', {
+          session: s.session,
+          text: 'Work on the ledger service.',
+        });
+        expect(turn.events).toContain('compaction_item_created');
+        // The SDK asked the API for server-side compaction.
+        expect(s.server.requestsOf('turn')[0]!.body.context_management).toEqual([
+          { type: 'compaction', compact_threshold: 1000 },
+        ]);
+        // Observed order: the SDK runs the tool calls of the response that carries the compaction
+        // item before a stream consumer sees `compaction_item_created`, so that call ran ungated.
+        expect(outputOf(s.server, 'w-same')).toContain('wrote a.txt');
+        // From the next model response on, the gate holds writes until the restatement.
+        expect(outputOf(s.server, 'w-before')).toContain(
+          'Blocked by the continuity gate (unverified: post_observation_missing)',
+        );
+        expect(outputOf(s.server, 'w-before')).toContain(RESTATE);
+        expect(outputOf(s.server, 'r-1')).toContain('continuity: preserved (digest_match_fresh)');
+        expect(outputOf(s.server, 'w-after')).toContain('wrote b.txt');
+        const records = sessionRecords(s.world.ledgerRecords(), s.session);
+        expect(
+          records.filter((r) => r.type === 'snapshot' && r.phase === 'pre'),
+          'a pre snapshot from the run start',
+        ).toHaveLength(1);
+        expect(records.some((r) => r.type === 'evidence_missing')).toBe(false);
+      } finally {
+        await s.close();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 });
+
+/** A turn whose output is a server-side compaction item, then a function call (raw Responses stream events). */
+function serverCompactionThen(callId: string, name: string, args: unknown): Step {
+  const compaction = { type: 'compaction', id: 'cmp_srv', encrypted_content: 'opaque-compacted-context' };
+  const call = {
+    type: 'function_call',
+    id: `fc_${callId}`,
+    call_id: callId,
+    name,
+    arguments: JSON.stringify(args),
+    status: 'completed',
+  };
+  const usage = {
+    input_tokens: 1200,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 10,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 1210,
+  };
+  return {
+    events: [
+      { type: 'response.created', response: { id: 'resp_srv', status: 'in_progress' } },
+      { type: 'response.output_item.added', output_index: 0, item: compaction },
+      { type: 'response.output_item.done', output_index: 0, item: compaction },
+      { type: 'response.output_item.added', output_index: 1, item: { ...call, status: 'in_progress' } },
+      { type: 'response.output_item.done', output_index: 1, item: call },
+      {
+        type: 'response.completed',
+        response: { id: 'resp_srv', status: 'completed', output: [compaction, call], usage },
+      },
+    ],
+  };
+}

@@ -15,6 +15,7 @@
  *
  * | OpenAI Agents | core | what the integration does |
  * | --- | --- | --- |
+ * | stream event `compaction_item_created` ({@link OpenAIAgentsContinuity.watchRun}) | capture at the run's start, `pre` + `compacted` | server-side compaction: records the boundary; the gate's answer asks the agent to restate |
  * | `runCompaction` of the watched session ({@link OpenAIAgentsContinuity.watchSession}) | capture, `pre` + `compacted` | captures before it runs; when it compacted, records the boundary and adds the request to restate to the session |
  * | tool `continuity_restate` ({@link OpenAIAgentsContinuity.restateTool}) | restated | post snapshot, classification, gate cache, post span |
  * | `needsApproval` ({@link OpenAIAgentsContinuity.needsApproval}) | `tool` | `true` when the gate asks a human |
@@ -40,6 +41,8 @@ import type {
 export const RUNTIME = 'openai-agents';
 /** The compaction signal recorded for a `runCompaction` that compacted. */
 export const RESPONSES_COMPACT_SIGNAL = 'responses_compact';
+/** The compaction signal recorded for a server-side compaction (`compaction_item_created`). */
+export const COMPACTION_ITEM_SIGNAL = 'compaction_item_created';
 /** The guardrail's name. */
 export const GUARDRAIL_NAME = 'continuity_gate';
 /** Tool calls a human approved through `needsApproval`, remembered until they run. */
@@ -52,6 +55,13 @@ export interface OpenAIAgentsContinuity {
    * returns it. `sessionId` defaults to the session's own `getSessionId()`.
    */
   watchSession<S extends OpenAIAgentsCompactionSessionLike>(session: S, sessionId?: string): S;
+  /**
+   * Watches a streamed run (`run(agent, input, { stream: true })`) for server-side compaction
+   * (`modelSettings.contextManagement`): the task record is captured when the run starts, and a
+   * `compaction_item_created` event records the boundary with that capture. Yields every event
+   * unchanged. The agent learns to restate from the gate's answer at its next gated tool call.
+   */
+  watchRun<E>(sessionId: string, events: AsyncIterable<E>): AsyncGenerator<E, void, undefined>;
   /** The restatement tool, built with the SDK's `tool`. */
   restateTool<T>(tool: OpenAIAgentsToolFactory<T>): T;
   /** A tool's `needsApproval`: true when the continuity gate wants a human to confirm the call. */
@@ -135,6 +145,17 @@ class OpenAIAgentsIntegration implements OpenAIAgentsContinuity {
       return result;
     };
     return session;
+  }
+
+  async *watchRun<E>(sessionId: string, events: AsyncIterable<E>): AsyncGenerator<E, void, undefined> {
+    const held = this._c.isSessionId(sessionId) ? this._c.capture(sessionId, 'auto') : undefined;
+    for await (const e of events) {
+      const ev = e as { type?: unknown; name?: unknown } | undefined;
+      if (held && ev?.type === 'run_item_stream_event' && ev.name === COMPACTION_ITEM_SIGNAL) {
+        await this._c.compacted(sessionId, { signal: COMPACTION_ITEM_SIGNAL, held, trigger: 'auto' });
+      }
+      yield e;
+    }
   }
 
   restateTool<T>(tool: OpenAIAgentsToolFactory<T>): T {

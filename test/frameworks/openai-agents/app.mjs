@@ -22,6 +22,7 @@ const warnings = [];
 const sessions = new Map();
 const pending = new Map();
 let agent;
+let serverSideAgent;
 let continuity;
 let client;
 let projectDir;
@@ -45,14 +46,15 @@ function sessionFor(sessionId) {
   return sessions.get(sessionId);
 }
 
-async function drive(sessionId, input) {
-  const result = await run(agent, input, {
-    session: sessionFor(sessionId),
+async function drive(sessionId, input, serverSide = false) {
+  const result = await run(serverSide ? serverSideAgent : agent, input, {
+    ...(serverSide ? {} : { session: sessionFor(sessionId) }),
     context: { sessionId },
     stream: true,
   });
   const events = [];
-  for await (const e of result) if (e.type === 'run_item_stream_event') events.push(e.name);
+  for await (const e of continuity.watchRun(sessionId, result))
+    if (e.type === 'run_item_stream_event') events.push(e.name);
   await result.completed;
   const interruptions = (result.interruptions ?? []).map((i) => ({
     name: i.name ?? i.rawItem?.name,
@@ -102,8 +104,13 @@ serve({
       model: 'gpt-4o-mini',
       tools: [writeFile, continuity.restateTool(tool)],
     });
+    // Server-side compaction: the Responses API compacts past a rendered-token threshold.
+    serverSideAgent = agent.clone({
+      modelSettings: { contextManagement: [{ type: 'compaction', compactThreshold: 1000 }] },
+    });
     return {};
   },
+  serverSideTurn: async ({ session, text }) => drive(session, text, true),
   turn: async ({ session, text, compactAfter }) => {
     compactNext = compactAfter === true;
     return drive(session, text);
