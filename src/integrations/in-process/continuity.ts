@@ -112,6 +112,8 @@ export interface FrameworkContinuity {
   readonly runtime: string;
   /** True when `sessionId` can be recorded (an opaque id: no path, no secret shape). */
   isSessionId(sessionId: unknown): sessionId is string;
+  /** The task record's decision names now, most critical first (none when it cannot be read). Never throws. */
+  decisionNames(): string[];
   /** The task record's digests now, in memory (nothing written). Never throws. */
   capture(sessionId: string, trigger?: Trigger): HeldCapture;
   /** The framework says a compaction starts: the capture is held pending until one is confirmed. Never throws. */
@@ -211,6 +213,15 @@ class InProcess implements FrameworkContinuity {
     });
     if (warnings.length > 0) this._warn(`config: ${warnings.join('; ')}`);
     return { ...config, spanSink: this._sink };
+  }
+
+  decisionNames(): string[] {
+    try {
+      const config = this._config();
+      return taskRecordNames(config, taskRecordLabel(config));
+    } catch {
+      return [];
+    }
   }
 
   capture(sessionId: string, trigger?: Trigger): HeldCapture {
