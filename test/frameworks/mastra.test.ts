@@ -161,6 +161,10 @@ describe('Mastra (@mastra/core 1.71.0, @mastra/memory 1.31.0 observational memor
         expect([st.state, st.reason]).toEqual(['preserved', 'digest_match_fresh']);
         const records = sessionRecords(s.world.ledgerRecords(), s.thread);
         expect(records.filter((r) => r.type === 'snapshot' && r.phase === 'pre')).toHaveLength(1);
+        expect(
+          records.filter((r) => r.type === 'snapshot' && r.phase === 'post'),
+          'one restatement, one post snapshot',
+        ).toHaveLength(1);
         const spans = (await s.app.call<AppSpan[]>('spans')).filter(
           (x) => x.attributes[ATTR_SESSION_ID] === s.thread,
         );
