@@ -13,10 +13,11 @@
  *
  * The session key: the AI SDK has no session; the application names one in `runtimeContext`
  * (`sessionId` by default). `@ai-sdk/otel` writes no session attribute of its own (`ai` 7 dropped
- * `experimental_telemetry.metadata`, which older lines wrote as `ai.telemetry.metadata.<key>`; a
- * `runtimeContext` key becomes `ai.settings.context.<key>` only when both `includeRuntimeContext`
- * and the integration's `runtimeContext` option ask for it). `enrichSpan` puts `session.id` where
- * the ContinuityProcessor and the service read it.
+ * `experimental_telemetry.metadata`, which older lines wrote as `ai.telemetry.metadata.<key>`), and
+ * telemetry integrations receive only the `runtimeContext` keys listed in
+ * `experimental_telemetry.includeRuntimeContext` (without `{ sessionId: true }` no span got it,
+ * observed). `enrichSpan` then puts `session.id` where the ContinuityProcessor and the service
+ * read it.
  */
 import type { RestateResult } from '../../adapters/core/restatement.js';
 import { ATTR_SESSION_ID } from '../../otel/semconv.js';
