@@ -171,7 +171,8 @@ function isSummary(body: ChatRequestBody | undefined): boolean {
   if (!body || isTitle(body)) return false;
   const first = body.messages?.[0];
   const noTools = !body.tools || body.tools.length === 0;
-  if (noTools && first?.role === 'system' && messageText(first).startsWith(MASTRA_OBSERVER_PREFIX)) return true;
+  if (noTools && first?.role === 'system' && messageText(first).startsWith(MASTRA_OBSERVER_PREFIX))
+    return true;
   const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const text = messageText(last);
   const system = (body.messages ?? []).filter((m) => m.role === 'system').map(messageText);
