@@ -13,7 +13,15 @@
  * `continuity` (another process, the same ledger).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -111,13 +119,16 @@ export async function startApp(peers: Peers, name: string, env: NodeJS.ProcessEn
         child.stdin.write(`${JSON.stringify({ id, op, args })}\n`);
       }),
     stderr: () => stderr,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         if (exited) return resolve();
         child.once('exit', () => resolve());
         child.stdin.end();
         setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-      }),
+      });
+      // The app's directory (its symbolic link into the peer cache goes, the cache stays).
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
