@@ -13,7 +13,8 @@ import type { ACTIVITY_STATE_UNKNOWN, CompactionTrigger } from '../otel/semconv.
  * every runtime not listed (and to spans without a runtime).
  *
  * - `sdk` 2 min: in-process agents observe right after their compaction call returns.
- * - `claude-code`, `claude-agent-sdk`, `codex-cli`, `opencode`, `gemini-cli` 10 min: the post
+ * - `claude-code`, `claude-agent-sdk`, `codex-cli`, `opencode`, `gemini-cli`, and the framework
+ *   integrations `langchain`, `openai-agents`, `mastra` 10 min: the post
  *   observation is the agent's restatement, asked for by a hook after
  *   the summarization model call and the reload of startup context.
  * - `default` 15 min.
@@ -24,6 +25,10 @@ export const DEFAULT_POST_WINDOWS_MS: Readonly<Record<string, number>> = Object.
   'codex-cli': 600_000,
   opencode: 600_000,
   'gemini-cli': 600_000,
+  langchain: 600_000,
+  'openai-agents': 600_000,
+  mastra: 600_000,
+  'ai-sdk': 600_000,
   sdk: 120_000,
   default: 900_000,
 });

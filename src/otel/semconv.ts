@@ -244,6 +244,10 @@ export const KNOWN_RUNTIMES = [
   'codex-cli',
   'opencode',
   'gemini-cli',
+  'langchain',
+  'openai-agents',
+  'mastra',
+  'ai-sdk',
   'sdk',
 ] as const;
 

@@ -15,7 +15,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { tracerSink } from '../../src/adapters/claude-agent-sdk/spans.js';
+import { tracerSink } from '../../src/adapters/core/tracer-sink.js';
 import { compactionSpan } from '../../src/export/ledger-spans.js';
 import { boundarySpanId, boundaryTraceId } from '../../src/otel/boundary-trace.js';
 import { createContinuity } from '../../src/otel/extension.js';

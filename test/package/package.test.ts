@@ -114,6 +114,10 @@ describe('npm publish --dry-run', () => {
         './claude-code',
         './codex',
         './claude-agent-sdk',
+        './langchain',
+        './openai-agents',
+        './mastra',
+        './ai-sdk',
         './semconv',
       ]),
     );
@@ -269,6 +273,14 @@ describe('what each entry point loads', () => {
     const script = `await import('agent-continuity/claude-agent-sdk');`;
     expect(otelLoaded(['--input-type=module', '-e', script])).toEqual([]);
   });
+
+  it.each(['langchain', 'openai-agents', 'mastra', 'ai-sdk'])(
+    'agent-continuity/%s: no OpenTelemetry package until the integration makes a span',
+    (name) => {
+      const script = `await import('agent-continuity/${name}');`;
+      expect(otelLoaded(['--input-type=module', '-e', script])).toEqual([]);
+    },
+  );
 
   it.each(['--version', 'classify --help', 'serve --print-config'])(
     'continuity %s: no OpenTelemetry or gRPC package (the service is loaded only when serve runs)',

@@ -131,3 +131,50 @@ describe('the scripted chat-completions server', () => {
     expect(server.stepsUsed).toBe(3);
   });
 });
+
+/** The fields of a `chat.completion` object the test reads. */
+interface Completion {
+  object: string;
+  choices: Array<{ finish_reason: string; message: { content: string | null; [k: string]: unknown } }>;
+}
+
+describe('the scripted chat-completions server, not streaming', () => {
+  it('answers `stream: false` with one chat.completion object (LangChain ChatOpenAI.invoke), and knows LangChain’s summary prompt', async () => {
+    const server = await startChatServer({
+      steps: [{ text: 'calling', toolCalls: [{ id: 'c1', name: 'write_file', args: { path: 'a' } }] }],
+      summary: 'SUMMARY',
+    });
+    try {
+      const post = (body: unknown) =>
+        fetch(`${server.url}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((r) => r.json() as Promise<Completion>);
+      const step = await post({
+        model: 'm',
+        stream: false,
+        tools: TOOLS,
+        messages: [{ role: 'user', content: 'go' }],
+      });
+      expect(step.object).toBe('chat.completion');
+      expect(step.choices[0]!.finish_reason).toBe('tool_calls');
+      expect(step.choices[0]!.message).toEqual({
+        role: 'assistant',
+        content: 'calling',
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'write_file', arguments: '{"path":"a"}' } },
+        ],
+      });
+      const summary = await post({
+        model: 'm',
+        stream: false,
+        messages: [{ role: 'user', content: '<messages>\nMessages to summarize:\nHuman: hi\n</messages>' }],
+      });
+      expect(summary.choices[0]!.message.content).toBe('SUMMARY');
+      expect(server.requests.map((r) => r.kind)).toEqual(['step', 'summary']);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -8,13 +8,16 @@
  *
  * - title requests (first system message "You are a title generator…") → `title`;
  * - the compaction summarizer's request (no tools, the transcript in `<conversation>` tags, or a
- *   plugin prompt followed by "The following is the conversation history:") → `summary`;
+ *   plugin prompt followed by "The following is the conversation history:", or LangChain's
+ *   summarization prompt with its "Messages to summarize:" block, or Mastra's Observer or
+ *   Reflector system prompt) → `summary`;
  * - every other request (the agent's steps) → the next of `steps`, then `fallback`.
  *
  * The stream is the real OpenAI chunk format: a role delta, text deltas, per tool call a delta
  * naming it and then its arguments in pieces, a finish delta, a usage chunk (which OpenCode turns
  * into the step's token counts, what automatic compaction compares with the model's limit), and
- * `data: [DONE]`.
+ * `data: [DONE]`. A request with `stream: false` (LangChain's `ChatOpenAI.invoke`, observed) gets the
+ * same reply as one `chat.completion` JSON object.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -103,6 +106,12 @@ export interface ChatServerOptions {
   summaryUsage?: Usage;
   /** The reply once `steps` are used up. Default `Done.` */
   fallback?: string;
+  /**
+   * Answer a request without `stream: true` with one JSON object, as OpenAI does (the AI SDK's
+   * `generateText` omits `stream`, observed). Default false: such a request is streamed, as the
+   * tests of OpenCode (which always streams) expect; `stream: false` is always answered in JSON.
+   */
+  jsonUnlessStreamed?: boolean;
 }
 
 /** A running server. */
@@ -155,15 +164,26 @@ export const QWEN_SUMMARY_PROMPT = 'You are the component that summarizes a conv
 /** GitHub Copilot CLI 1.0's compaction request: a normal chat request whose last user message starts so. */
 export const COPILOT_SUMMARY_PROMPT = 'Please create a detailed summary of the conversation so far.';
 
+/** The start of Mastra's Observer and Reflector system prompts (observational memory, `@mastra/memory` 1.31.0). */
+export const MASTRA_OBSERVER_PREFIX = 'You are the memory consciousness of an AI assistant.';
+
 function isSummary(body: ChatRequestBody | undefined): boolean {
   if (!body || isTitle(body)) return false;
+  const first = body.messages?.[0];
+  const noTools = !body.tools || body.tools.length === 0;
+  if (noTools && first?.role === 'system' && messageText(first).startsWith(MASTRA_OBSERVER_PREFIX))
+    return true;
   const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const text = messageText(last);
   const system = (body.messages ?? []).filter((m) => m.role === 'system').map(messageText);
   if (text.includes(QWEN_SUMMARY_PROMPT) || system.some((t) => t.includes(QWEN_SUMMARY_PROMPT))) return true;
   if (text.startsWith(COPILOT_SUMMARY_PROMPT)) return true;
   if (body.tools && body.tools.length > 0) return false;
-  return text.includes('<conversation>') || text.includes('The following is the conversation history:');
+  return (
+    text.includes('<conversation>') ||
+    text.includes('The following is the conversation history:') ||
+    text.includes('Messages to summarize:')
+  );
 }
 
 function pieces(text: string, size = 16): string[] {
@@ -204,6 +224,36 @@ function stream(res: ServerResponse, reply: ReplyStep, id: string, model: string
   const total = usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens;
   send([], { usage: { ...usage, total_tokens: total } });
   res.end('data: [DONE]\n\n');
+}
+
+function complete(res: ServerResponse, reply: ReplyStep, id: string, model: string, usage: Usage): void {
+  const calls = (reply.toolCalls ?? []).map((c, i) => ({
+    id: c.id ?? `call_${id}_${i}`,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  const total = usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens;
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      id: `chatcmpl-${id}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: reply.text ?? (calls.length > 0 ? null : ''),
+            ...(calls.length > 0 ? { tool_calls: calls } : {}),
+          },
+          finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+        },
+      ],
+      usage: { ...usage, total_tokens: total },
+    }),
+  );
 }
 
 /** Starts a server on 127.0.0.1 with a free port. */
@@ -253,7 +303,9 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       res.end(JSON.stringify(reply.body));
       return;
     }
-    stream(res, reply, String(record.index), body.model, reply.usage ?? usage);
+    const json = body.stream === false || (options.jsonUnlessStreamed === true && body.stream !== true);
+    if (json) complete(res, reply, String(record.index), body.model, reply.usage ?? usage);
+    else stream(res, reply, String(record.index), body.model, reply.usage ?? usage);
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {

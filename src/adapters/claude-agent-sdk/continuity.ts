@@ -39,6 +39,7 @@ import { oneLine } from '../core/process.js';
 import { newBoundaryId as coreBoundaryId, systemNow, taskRecordLabel } from '../core/recording.js';
 import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
 import { createMarker, isRecord, markerFile, type StateDir, writeProjectSession } from '../core/state.js';
+import { tracerSink } from '../core/tracer-sink.js';
 import { trackStep } from '../core/track.js';
 import {
   agentSdkState,
@@ -49,7 +50,6 @@ import {
   RESTATE_TOOL_NAME,
   RUNTIME,
 } from './config.js';
-import { tracerSink } from './spans.js';
 import type {
   AgentSdkContinuityOptions,
   AgentSdkHookCallback,

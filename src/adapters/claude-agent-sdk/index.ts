@@ -22,7 +22,7 @@ export {
   RESTATE_TOOL_NAME,
   RUNTIME,
 } from './config.js';
-export { isRegisteredProvider } from './spans.js';
+export { isRegisteredProvider } from '../core/tracer-sink.js';
 export type {
   AgentSdkContinuityOptions,
   AgentSdkHookCallback,

@@ -82,13 +82,9 @@ export interface AgentSdkOptionsLike {
   [key: string]: unknown;
 }
 
-/**
- * An OpenTelemetry tracer provider (the API's `TracerProvider`), typed structurally: this
- * package's own `@opentelemetry/api` is loaded only when a span is made.
- */
-export interface TracerProviderLike {
-  getTracer(name: string, version?: string): unknown;
-}
+import type { TracerProviderLike } from '../core/tracer-sink.js';
+
+export type { TracerProviderLike };
 
 /** Options of {@link createAgentSdkContinuity}. */
 export interface AgentSdkContinuityOptions<S = unknown> {

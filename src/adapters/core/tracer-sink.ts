@@ -1,6 +1,6 @@
 /**
- * Spans through the application's own tracer provider. The Agent SDK's callbacks run in the
- * application's process, so when the application registered a provider (NodeSDK, or
+ * Spans through the application's own tracer provider, for the in-process adapters (the Claude
+ * Agent SDK's, the framework integrations'). Their callbacks run in the application's process, so when the application registered a provider (NodeSDK, or
  * `trace.setGlobalTracerProvider`) the adapter's spans go where its other spans go, through its
  * processors (a `ContinuityProcessor` among them) and exporters, exactly as the SDK extension's
  * (`createContinuity`) do. Without one they go over OTLP like the hooks' (the core's exporter).
@@ -17,10 +17,18 @@
 import type * as Api from '@opentelemetry/api';
 import { startPlacedSpan } from '../../otel/placement.js';
 import { INSTRUMENTATION_SCOPE } from '../../otel/semconv.js';
-import type { SpanSink } from '../core/config.js';
-import type { TracerProviderLike } from './types.js';
+import type { SpanSink } from './config.js';
 
 const SCOPE_VERSION = '0.1.0';
+
+/**
+ * An OpenTelemetry tracer provider (the API's `TracerProvider`), typed structurally: this
+ * package's own `@opentelemetry/api` is loaded only when a span is made.
+ */
+export interface TracerProviderLike {
+  getTracer(name: string, version?: string): unknown;
+}
+
 /** Span contexts by derived span id: a pre span's is its boundary's later spans' parent and link. */
 const MAX_REMEMBERED = 1000;
 
