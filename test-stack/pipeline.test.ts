@@ -111,7 +111,7 @@ beforeAll(async () => {
       downstream: { endpoint: `http://127.0.0.1:${enriched}/v1/traces`, protocol: 'http/protobuf' },
       state: { dir: join(dir, name) },
       correlation: { postWindows: { 'python-agent': PY_POST_WINDOW } },
-      ui: { traceLink: { jaeger: jaeger.query } },
+      ui: { traceLink: { jaeger: jaeger.query }, ledger: false },
       log: { level: 'info' },
     });
     procs.push(s.proc);
