@@ -26,13 +26,14 @@ from opentelemetry._logs import SeverityNumber  # noqa: E402
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter  # noqa: E402
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter  # noqa: E402
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter  # noqa: E402
-from opentelemetry.sdk._logs import LoggerProvider, LogRecord  # noqa: E402
+from opentelemetry.sdk._logs import LoggerProvider  # noqa: E402
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor  # noqa: E402
 from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
+from opentelemetry.trace import Status, StatusCode  # noqa: E402
 
 RUNTIME = os.environ.get("AGENT_RUNTIME", "python-agent")
 ENDPOINT = os.environ["AGENT_OTLP_ENDPOINT"]  # host:port of the gateway's OTLP/gRPC receiver
@@ -137,17 +138,24 @@ def main():
         attrs["gen_ai.conversation.compacted"] = True
         tracer.start_span("continuity.compaction.post", context=ctx[s["session"]], attributes=attrs).end()
         sent += 1
+    for s in sessions:
+        # An ordinary tool call of the turn, failing in the conflicting sessions (span metrics' errors).
+        tool = tracer.start_span("tool.call", context=ctx[s["session"]])
+        if s["script"] == "conflicting":
+            tool.set_status(Status(StatusCode.ERROR, "tool failed"))
+        tool.end()
+        sent += 1
     for sid, span in turn.items():
         span.end()
         sent += 1
         turns.add(1, {"continuity.runtime": RUNTIME})
-        logger.emit(LogRecord(
+        logger.emit(
             timestamp=time.time_ns(),
             severity_number=SeverityNumber.INFO,
             severity_text="INFO",
             body="agent turn finished",
             attributes={"session.id": sid},
-        ))
+        )
     out = {
         "agentSpans": {
             sid: [format(span.get_span_context().trace_id, "032x"), format(span.get_span_context().span_id, "016x")]
