@@ -295,8 +295,11 @@ async function main() {
     const viaServe = await startCollector(otelcol, serve.otlp, sink.url, enrichedPort);
 
     for (const mix of ['ordinary', 'realistic', 'stress']) {
-      /** @type {Record<'alone'|'serve', { tput: number[], cpu: number[], lat: number[] }>} */
-      const r = { alone: { tput: [], cpu: [], lat: [] }, serve: { tput: [], cpu: [], lat: [] } };
+      /** @type {Record<'alone'|'serve', { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
+      const r = {
+        alone: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        serve: { tput: [], cpu: [], svcCpu: [], lat: [] },
+      };
       // Warm both paths once.
       await throughput(alone.url, bodies(mix, `warm-a-${mix}`), sink);
       await throughput(viaServe.url, bodies(mix, `warm-s-${mix}`), sink);
@@ -308,11 +311,13 @@ async function main() {
           const b = bodies(mix, `${key}-${mix}-${round}`);
           const pids = key === 'alone' ? [alone.pid] : [viaServe.pid, serve.pid];
           const cpu0 = pids.reduce((n, p) => n + cpuMsOf(p), 0);
+          const svc0 = cpuMsOf(serve.pid);
           const probe = probing(target.url, sink);
           const t = await throughput(target.url, b, sink);
           const lat = await probe.stop();
           r[key].tput.push(t);
           r[key].cpu.push((pids.reduce((n, p) => n + cpuMsOf(p), 0) - cpu0) / N);
+          r[key].svcCpu.push((cpuMsOf(serve.pid) - svc0) / N);
           r[key].lat.push(...lat);
         }
       }
@@ -325,7 +330,7 @@ async function main() {
         `  Collector alone            ${fmt(ta)} spans/s, CPU ${median(r.alone.cpu).toFixed(2)} ms/request, probe p99 ${pa.toFixed(1)} ms (${r.alone.lat.length} probes)`,
       );
       console.log(
-        `  with continuity serve      ${fmt(ts)} spans/s, CPU ${median(r.serve.cpu).toFixed(2)} ms/request (both processes), probe p99 ${ps.toFixed(1)} ms (${r.serve.lat.length} probes)`,
+        `  with continuity serve      ${fmt(ts)} spans/s, CPU ${median(r.serve.cpu).toFixed(2)} ms/request (Collector and service; the service ${median(r.serve.svcCpu).toFixed(2)}), probe p99 ${ps.toFixed(1)} ms (${r.serve.lat.length} probes)`,
       );
       console.log(
         `  ratio ${(ts / ta).toFixed(2)}× the Collector alone (the hop costs ${((1 - ts / ta) * 100).toFixed(0)} % of its throughput); added p99 ${(ps - pa).toFixed(1)} ms\n`,
