@@ -172,7 +172,9 @@ export class ServiceMetrics {
     for (const signal of PASSTHROUGH_SIGNALS) this._passForwarded.add(0, { [METRIC_ATTR_SIGNAL]: signal });
     // The dropped and refused counters too, one zero series per reason (bounded lists): a dashboard
     // panel over them shows 0, not "no data", until the first drop (seen in the real stack).
-    for (const reason of Object.values(SERVICE_DROP_REASONS)) this._dropped.add(0, { [METRIC_ATTR_ERROR_TYPE]: reason });
+    for (const reason of Object.values(SERVICE_DROP_REASONS)) {
+      this._dropped.add(0, { [METRIC_ATTR_ERROR_TYPE]: reason });
+    }
     for (const reason of Object.values(SERVICE_REJECT_REASONS)) {
       this._rejected.add(0, { [METRIC_ATTR_ERROR_TYPE]: reason });
     }
