@@ -411,31 +411,6 @@ describe('traces a viewer accepts (Jaeger query API)', () => {
 });
 
 describe('metrics, alerts and logs (Prometheus, Alertmanager, the logs backend)', () => {
-  it('every dashboard panel query returns series', async () => {
-    const dashboard = loadDashboard();
-    const queries = dashboardQueries(dashboard).map((q) => ({
-      panel: q.panel,
-      expr: expandGrafanaVariables(q.expr, dashboard, '1m', {
-        spanmetrics_prefix: SPANMETRICS_PREFIXES.collector,
-      }),
-    }));
-    expect(queries.length).toBeGreaterThan(10);
-    await flood();
-    const empty: string[] = [];
-    await waitFor(
-      'every dashboard query to return series',
-      async () => {
-        empty.length = 0;
-        for (const q of queries)
-          if ((await promQuery(prometheus.url, q.expr)).length === 0) empty.push(`${q.panel}: ${q.expr}`);
-        return empty.length === 0 ? true : undefined;
-      },
-      150_000,
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}\n${empty.join('\n')}`);
-    });
-  });
-
   it('the metrics the agents sent reach Prometheus through the gateway', async () => {
     const series = await waitFor('python_agent_turns in Prometheus', async () => {
       const r = await promQuery(prometheus.url, 'python_agent_turns_total');
@@ -586,6 +561,33 @@ describe('metrics, alerts and logs (Prometheus, Alertmanager, the logs backend)'
         `${name}: a series with every label of semconv.ts`,
       ).toBe(true);
     }
+  });
+  it('every dashboard panel query returns series', async () => {
+    const dashboard = loadDashboard();
+    const queries = dashboardQueries(dashboard).map((q) => ({
+      panel: q.panel,
+      expr: expandGrafanaVariables(q.expr, dashboard, '1m', {
+        spanmetrics_prefix: SPANMETRICS_PREFIXES.collector,
+      }),
+    }));
+    expect(queries.length).toBeGreaterThan(10);
+    // Last, after the alerts were read: the flood's evictions are what the eviction panel shows.
+    // (Run before the alert test, it took the sessions out of continuity_needs_human on every
+    // instance: docs/stack.md, "Found by the stack".)
+    await flood();
+    const empty: string[] = [];
+    await waitFor(
+      'every dashboard query to return series',
+      async () => {
+        empty.length = 0;
+        for (const q of queries)
+          if ((await promQuery(prometheus.url, q.expr)).length === 0) empty.push(`${q.panel}: ${q.expr}`);
+        return empty.length === 0 ? true : undefined;
+      },
+      150_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${empty.join('\n')}`);
+    });
   });
 });
 
