@@ -572,7 +572,7 @@ describe('metrics, alerts and logs (Prometheus, Alertmanager, the logs backend)'
     }));
     expect(queries.length).toBeGreaterThan(10);
     // Last, after the alerts were read: the flood's evictions are what the eviction panel shows.
-    // (Run before the alert test, it took the sessions out of continuity_needs_human on every
+    // (Run before the alert test, it once took the sessions out of continuity_needs_human on every
     // instance: docs/stack.md, "Found by the stack".)
     await flood();
     const empty: string[] = [];
