@@ -32,10 +32,10 @@ import { encodeTraceRequest, recordToAttributes } from '../dist/otlp/index.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, '..', 'bin', 'continuity.js');
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
-const BATCH = 512;
-const CONCURRENCY = 4;
+export const BATCH = 512;
+export const CONCURRENCY = 4;
 /** A floor under V8's old-generation limit, MiB (docs/service.md, "Run it"). */
-const HEAP_FLOOR = '--initial-old-space-size=128';
+export const HEAP_FLOOR = '--initial-old-space-size=128';
 
 // ── Load ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -74,7 +74,7 @@ function span(name, attributes) {
  * `pairs` pre/post pairs in fresh sessions (or `pres` pre spans only).
  * @param {number} count @param {{ pairs?: number, pres?: number }} mix @param {string} tag
  */
-function batches(count, mix, tag) {
+export function batches(count, mix, tag) {
   const out = [];
   for (let b = 0; b < count; b++) {
     const spans = [];
@@ -136,7 +136,7 @@ function batches(count, mix, tag) {
 // ── The sink: counts spans by walking the protobuf wire format (no full decode) ──────────────
 
 /** Spans in an ExportTraceServiceRequest body. @param {Uint8Array} body */
-function countSpans(body) {
+export function countSpans(body) {
   let n = 0;
   const top = protobuf.Reader.create(body);
   while (top.pos < top.len) {
@@ -163,7 +163,7 @@ function countSpans(body) {
   return n;
 }
 
-async function startSink() {
+export async function startSink() {
   let spans = 0;
   /** @type {Array<() => void>} */
   let waiters = [];
@@ -215,7 +215,7 @@ async function startSink() {
  * Unlike throughput it does not move when other processes take the cores, so it is printed beside.
  * @param {number | undefined} pid
  */
-function cpuMsOf(pid) {
+export function cpuMsOf(pid) {
   return ticksMs(`/proc/${pid}/stat`);
 }
 
@@ -226,7 +226,7 @@ function cpuMsOf(pid) {
  * throughput, the whole process what it costs the machine.
  * @param {number | undefined} pid
  */
-function mainThreadMsOf(pid) {
+export function mainThreadMsOf(pid) {
   return ticksMs(`/proc/${pid}/task/${pid}/stat`);
 }
 
@@ -253,7 +253,7 @@ process.on('exit', () => {
 });
 
 /** @param {string[]} args @param {NodeJS.ProcessEnv} [env] */
-async function child(args, env) {
+export async function child(args, env) {
   const proc = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, ...env },
@@ -291,7 +291,7 @@ async function child(args, env) {
  * `stateDir`. @param {string} sinkUrl @param {string} stateDir @param {Record<string, unknown>} [extra]
  * @param {NodeJS.ProcessEnv} [env] @param {string[]} [nodeFlags] node options before the script
  */
-async function startService(sinkUrl, stateDir, extra = {}, env = undefined, nodeFlags = []) {
+export async function startService(sinkUrl, stateDir, extra = {}, env = undefined, nodeFlags = []) {
   mkdirSync(stateDir, { recursive: true });
   const file = join(stateDir, 'bench.yaml');
   writeFileSync(
@@ -310,7 +310,7 @@ async function startService(sinkUrl, stateDir, extra = {}, env = undefined, node
 const clientAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 /** @param {string} url @param {Buffer} body */
-function post(url, body) {
+export function post(url, body) {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -332,7 +332,7 @@ function post(url, body) {
 }
 
 /** Sends every body with CONCURRENCY in flight. @param {string} url @param {Buffer[]} bodies */
-async function sendAll(url, bodies) {
+export async function sendAll(url, bodies) {
   let next = 0;
   const worker = async () => {
     while (next < bodies.length) await post(url, /** @type {Buffer} */ (bodies[next++]));
@@ -344,7 +344,7 @@ async function sendAll(url, bodies) {
  * Spans/s from the first request until the sink has them all.
  * @param {string} url @param {Buffer[]} bodies @param {Awaited<ReturnType<typeof startSink>>} sink
  */
-async function throughput(url, bodies, sink) {
+export async function throughput(url, bodies, sink) {
   sink.reset();
   const t0 = process.hrtime.bigint();
   await sendAll(url, bodies);
@@ -368,12 +368,12 @@ function getText(url) {
 }
 
 /** @param {number[]} xs */
-function median(xs) {
+export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return /** @type {number} */ (s[Math.floor(s.length / 2)]);
 }
 
-const fmt = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US');
+export const fmt = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US');
 
 async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
@@ -729,5 +729,10 @@ function runRelay() {
   process.on('SIGTERM', () => process.exit(0));
 }
 
-if (process.argv[2] === '--relay') runRelay();
-else await main();
+/** This file, run as the relay: `node service.bench.js --relay <downstream url>` (bench/stack uses it too). */
+export const RELAY_SCRIPT = fileURLToPath(import.meta.url);
+// Imported by bench/stack/collector.js for its load, sink and children; run only as the entry point.
+if (process.argv[1] === RELAY_SCRIPT) {
+  if (process.argv[2] === '--relay') runRelay();
+  else await main();
+}

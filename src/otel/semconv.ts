@@ -426,3 +426,49 @@ export const SERVICE_PROMETHEUS_NAMES = {
   [METRIC_SERVICE_PASSTHROUGH_FORWARDED]: 'continuity_service_passthrough_forwarded_total',
   [METRIC_SERVICE_PASSTHROUGH_DROPPED]: 'continuity_service_passthrough_dropped_total',
 } as const;
+
+// ── Metric attributes (Prometheus labels) ────────────────────────────────────────────────────
+// Which attributes each metric's points carry, in one place: docs/alerting.md's metric table is
+// generated from these (scripts/gen-alerting-labels.mjs; test/alerting/labels-doc.test.ts
+// compares), and `npm run test:stack` checks them against the series a real Prometheus scraped.
+
+/** The point attributes of each continuity metric (Prometheus label: {@link prometheusLabel}). */
+export const METRIC_ATTRIBUTES = {
+  [METRIC_BOUNDARIES]: [
+    METRIC_ATTR_STATE,
+    METRIC_ATTR_REASON,
+    METRIC_ATTR_RUNTIME,
+    METRIC_ATTR_TRIGGER,
+    METRIC_ATTR_PRIMARY_DECISION,
+  ],
+  [METRIC_SESSIONS]: [METRIC_ATTR_STATE, METRIC_ATTR_ACTIVITY],
+  [METRIC_NEEDS_HUMAN]: [
+    METRIC_ATTR_SESSION_ID,
+    METRIC_ATTR_BOUNDARY_ID,
+    METRIC_ATTR_STATE,
+    METRIC_ATTR_REASON,
+    METRIC_ATTR_PRIMARY_DECISION,
+    METRIC_ATTR_RUNTIME,
+  ],
+  [METRIC_PENDING]: [],
+  [METRIC_REOBSERVATION_DURATION]: [METRIC_ATTR_RUNTIME, METRIC_ATTR_TRIGGER],
+  [METRIC_EVICTIONS]: [METRIC_ATTR_RUNTIME],
+} as const satisfies Record<keyof typeof PROMETHEUS_NAMES, readonly string[]>;
+
+/** The point attributes of each of the service's own metrics. */
+export const SERVICE_METRIC_ATTRIBUTES = {
+  [METRIC_SERVICE_SPANS_RECEIVED]: [],
+  [METRIC_SERVICE_SPANS_FORWARDED]: [],
+  [METRIC_SERVICE_SPANS_DROPPED]: [METRIC_ATTR_ERROR_TYPE],
+  [METRIC_SERVICE_SPANS_REJECTED]: [METRIC_ATTR_ERROR_TYPE],
+  [METRIC_SERVICE_REQUESTS]: [METRIC_ATTR_HTTP_STATUS_CODE],
+  [METRIC_SERVICE_QUEUE_SIZE]: [],
+  [METRIC_SERVICE_QUEUE_CAPACITY]: [],
+  [METRIC_SERVICE_EXPORT_FAILURES]: [METRIC_ATTR_ERROR_TYPE],
+  [METRIC_SERVICE_RECOVERED]: [],
+  [METRIC_SERVICE_RECOVERY_PROBLEMS]: [],
+  [METRIC_SERVICE_PENDING_WRITE_DURATION]: [],
+  [METRIC_PROCESS_MEMORY_USAGE]: [],
+  [METRIC_SERVICE_PASSTHROUGH_FORWARDED]: [METRIC_ATTR_SIGNAL],
+  [METRIC_SERVICE_PASSTHROUGH_DROPPED]: [METRIC_ATTR_SIGNAL, METRIC_ATTR_ERROR_TYPE],
+} as const satisfies Record<keyof typeof SERVICE_PROMETHEUS_NAMES, readonly string[]>;

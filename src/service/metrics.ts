@@ -42,7 +42,9 @@ import {
   METRIC_SERVICE_SPANS_REJECTED,
   PASSTHROUGH_SIGNALS,
   PENDING_WRITE_BUCKETS_S,
+  SERVICE_DROP_REASONS,
   SERVICE_METRIC_DEFINITIONS,
+  SERVICE_REJECT_REASONS,
 } from '../otel/semconv.js';
 import type { OtlpHttpProtocol } from './config.js';
 
@@ -168,6 +170,14 @@ export class ServiceMetrics {
     this._forwarded.add(0);
     this._exportFailures.add(0);
     for (const signal of PASSTHROUGH_SIGNALS) this._passForwarded.add(0, { [METRIC_ATTR_SIGNAL]: signal });
+    // The dropped and refused counters too, one zero series per reason (bounded lists): a dashboard
+    // panel over them shows 0, not "no data", until the first drop (seen in the real stack).
+    for (const reason of Object.values(SERVICE_DROP_REASONS)) {
+      this._dropped.add(0, { [METRIC_ATTR_ERROR_TYPE]: reason });
+    }
+    for (const reason of Object.values(SERVICE_REJECT_REASONS)) {
+      this._rejected.add(0, { [METRIC_ATTR_ERROR_TYPE]: reason });
+    }
   }
 
   /** Spans accepted by the receiver. */

@@ -26,6 +26,7 @@ import {
   SERVICE_REJECT_REASONS,
   TRIGGERS,
 } from '../../src/otel/semconv.js';
+import { expandEnvPlaceholders } from '../support/otelcol-env.js';
 import {
   PROMETHEUS_BUILTIN_LABELS,
   PROMETHEUS_BUILTIN_METRICS,
@@ -250,7 +251,7 @@ describe('the collector configurations feed the dashboard the names it queries',
 
   for (const file of ['otelcol-gateway.yaml', 'otelcol-sidecar.yaml']) {
     it(`${file}: span_metrics with the dashboard's namespace and unit, exported where prometheus.yml scrapes`, () => {
-      const doc = parse(readFileSync(configPath(file), 'utf8')) as Otelcol;
+      const doc = parse(expandEnvPlaceholders(readFileSync(configPath(file), 'utf8'))) as Otelcol;
       // The current component name (otelcol-contrib >= 0.157.0), not the deprecated spanmetrics.
       expect(Object.keys(doc.connectors ?? {})).toEqual(['span_metrics']);
       const spanmetrics = doc.connectors?.span_metrics ?? {};

@@ -157,6 +157,32 @@ describe('Alertmanager example (collector-config/prometheus/alertmanager.yml)', 
     }
   });
 
+  it('groups by labels the routed alerts carry (continuity_runtime, not runtime)', () => {
+    type Route = { matchers?: string[]; group_by?: string[]; routes?: Route[] };
+    const config = parse(readFileSync(ALERTMANAGER_CONFIG_FILE, 'utf8')) as { route: Route };
+    // The labels an alert has: its rule's labels, alertname, and what its expression keeps
+    // (`sum by (...)`, `max by (...)`; a bare selector keeps the series' own, e.g. `up`'s job, instance).
+    const carried = (rule: (typeof rules)[number]) => {
+      const kept = [...rule.expr.matchAll(/\b(?:sum|max|min|count|avg) by \(([^)]*)\)/g)].flatMap((m) =>
+        m[1]!.split(',').map((l) => l.trim()),
+      );
+      const bare = /^\s*up\{/.test(rule.expr) ? ['job', 'instance'] : [];
+      return new Set(['alertname', ...Object.keys(rule.labels), ...kept, ...bare]);
+    };
+    for (const r of config.route.routes ?? []) {
+      const routed = rules.filter(
+        (rule) => route({ alertname: rule.alert, ...rule.labels }) === (r as { receiver?: string }).receiver,
+      );
+      expect(routed.length, JSON.stringify(r.matchers)).toBeGreaterThan(0);
+      for (const label of r.group_by ?? []) {
+        expect(
+          routed.some((rule) => carried(rule).has(label)),
+          `group_by ${label}: no alert routed here carries it`,
+        ).toBe(true);
+      }
+    }
+  });
+
   it("leaves other teams' alerts on the default route", () => {
     expect(route({ alertname: 'HighCPU', severity: 'critical' })).toBe('default');
   });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadServiceConfig, SERVICE_DEFAULTS } from '../../src/service/config.js';
+import { expandEnvPlaceholders } from '../support/otelcol-env.js';
 
 const DIR = new URL('../../collector-config/', import.meta.url).pathname;
 const COLLECTOR_FILES = readdirSync(DIR).filter((f) => /^otelcol-.*\.yaml$/.test(f));
@@ -24,8 +25,9 @@ type Doc = {
   };
 };
 
+/** A shipped configuration with its `${env:NAME:-default}` placeholders at their defaults. */
 function load(file: string): Doc {
-  return parse(readFileSync(join(DIR, file), 'utf8')) as Doc;
+  return parse(expandEnvPlaceholders(readFileSync(join(DIR, file), 'utf8'))) as Doc;
 }
 
 /** `otlp/enriched` → `otlp`. */

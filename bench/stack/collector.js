@@ -1,0 +1,368 @@
+// @ts-check
+// `npm run bench:stack`: what putting `continuity serve` in a Collector pipeline costs, against the
+// Collector alone, measured in one run (machines here are shared and noisy: only ratios and
+// differences against the same run's baseline mean anything).
+//
+// The Collector is the one `npm run test:stack` builds (scripts/stack/toolchain.js), on
+// bench/stack/otelcol-bench.yaml: OTLP/HTTP in, OTLP/HTTP out, no processor.
+//   Collector alone:     load ──▶ Collector ──▶ sink
+//   with continuity:     load ──▶ Collector ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
+// (the gateway recipe of collector-config/otelcol-gateway.yaml, one instance). Both Collectors run
+// side by side; rounds alternate between them.
+//
+// Three mixes in batches of 512 spans: ordinary spans; a realistic mix (one pre/post pair per 39
+// batches: about 1 compaction span per 10 000); the stress mix (16 compaction spans per batch).
+// Throughput: spans/s from the first request until the sink has them all (4 requests in flight).
+// Latency: a probe of one span every 20 ms during the rounds, from its send until the sink has it;
+// the added p99 is the p99 with continuity serve minus the p99 of the Collector alone.
+//
+// Then `continuity serve` as it starts (on Node 20 without the heap floor, which only Node >=
+// 22.15 applies itself) against bench/service.bench.js's pass-through relay on the stress mix.
+//
+// Run: npm run bench:stack (builds the package, and the Collector if it is not in the cache).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { encodeTraceRequest } from '../../dist/otlp/index.js';
+import { ensureCollector, STACK_VERSIONS } from '../../scripts/stack/toolchain.js';
+import {
+  BATCH,
+  batches,
+  child,
+  countSpans,
+  cpuMsOf,
+  fmt,
+  median,
+  RELAY_SCRIPT,
+  startService,
+  throughput,
+} from '../service.bench.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROUNDS = Number(process.env.BENCH_STACK_ROUNDS ?? 5);
+const N = Number(process.env.BENCH_STACK_N ?? 120);
+
+// ── The sink: counts spans, and notes when each probe's trace id arrives ────────────────────
+
+async function startSink() {
+  let spans = 0;
+  /** @type {Array<() => void>} */
+  let waiters = [];
+  /** @type {Map<string, { id: Buffer, sent: bigint, resolve: (ms: number) => void }>} */
+  const probes = new Map();
+  const server = createServer((req, res) => {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const now = process.hrtime.bigint();
+      for (const [key, p] of probes) {
+        if (body.indexOf(p.id) >= 0) {
+          probes.delete(key);
+          p.resolve(Number(now - p.sent) / 1e6);
+        }
+      }
+      spans += countSpans(body);
+      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 });
+      res.end();
+      const w = waiters;
+      waiters = [];
+      for (const f of w) f();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    get spans() {
+      return spans;
+    },
+    reset() {
+      spans = 0;
+    },
+    /** @param {number} n */
+    until(n) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`sink: ${spans} of ${n} spans after 180 s`)),
+          180_000,
+        );
+        const check = () => {
+          if (spans < n) return waiters.push(check);
+          clearTimeout(timer);
+          resolve(undefined);
+        };
+        check();
+      });
+    },
+    /** Resolves with the ms from `sent` until a body holding `id` arrived. @param {Buffer} id @param {bigint} sent */
+    probe(id, sent) {
+      return new Promise((resolve) => probes.set(id.toString('hex'), { id, sent, resolve }));
+    },
+    close: () => new Promise((r) => server.close(() => r(undefined))),
+  };
+}
+
+/** @typedef {Awaited<ReturnType<typeof startSink>>} Sink */
+
+// ── Children ────────────────────────────────────────────────────────────────────────────────
+
+/** @type {import('node:child_process').ChildProcess[]} */
+const procs = [];
+process.on('exit', () => {
+  for (const p of procs) if (p.exitCode === null && p.pid) process.kill(p.pid, 'SIGKILL');
+});
+
+/** A free port (bound, released). */
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', () => r(undefined)));
+  const port = /** @type {import('node:net').AddressInfo} */ (s.address()).port;
+  await new Promise((r) => s.close(() => r(undefined)));
+  return port;
+}
+
+/**
+ * The Collector on otelcol-bench.yaml; `next` is where its traces/in pipeline exports, `sink`
+ * where its traces/enriched pipeline (listening on `enrichedPort`) exports.
+ * @param {string} binary @param {string} next @param {string} sink @param {number} enrichedPort
+ */
+async function startCollector(binary, next, sink, enrichedPort) {
+  const inPort = await freePort();
+  const proc = spawn(binary, ['--config', join(here, 'otelcol-bench.yaml')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      BENCH_IN: `127.0.0.1:${inPort}`,
+      BENCH_ENRICHED: `127.0.0.1:${enrichedPort}`,
+      BENCH_NEXT: next,
+      BENCH_SINK: sink,
+    },
+  });
+  procs.push(proc);
+  let err = '';
+  proc.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const url = `http://127.0.0.1:${inPort}/v1/traces`;
+  // Ready when the receiver answers an empty export.
+  for (let i = 0; ; i++) {
+    const ok = await postBody(url, Buffer.alloc(0)).then(
+      () => true,
+      () => false,
+    );
+    if (ok) break;
+    if (proc.exitCode !== null || i > 200) throw new Error(`the Collector did not start: ${err}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    pid: proc.pid,
+    stop: () =>
+      new Promise((r) => {
+        proc.once('exit', () => r(undefined));
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** @param {string} url @param {Buffer} body @param {Agent} [agent] */
+function postBody(url, body, agent = probeAgent) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(undefined) : reject(new Error(`status ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+let probeSeq = 1;
+
+/** One ordinary span with a fresh trace id, as a request body, and that id. */
+function probeBody() {
+  const id = Buffer.alloc(16);
+  id.writeUInt32BE(0xc0ffee00, 0);
+  id.writeUInt32BE(probeSeq++, 12);
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const body = encodeTraceRequest(
+    {
+      resourceSpans: [
+        {
+          resource: { attributes: [] },
+          scopeSpans: [
+            {
+              scope: { name: 'probe' },
+              spans: [
+                {
+                  traceId: id.toString('hex'),
+                  spanId: id.subarray(8).toString('hex'),
+                  name: 'probe',
+                  kind: 1,
+                  startTimeUnixNano: String(now),
+                  endTimeUnixNano: String(now + 1000n),
+                  attributes: [],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+    'protobuf',
+  );
+  return { id, body: Buffer.from(body) };
+}
+
+/**
+ * Sends a probe every 20 ms to `url` until `stop()`; resolves with the latencies.
+ * @param {string} url @param {Sink} sink
+ */
+function probing(url, sink) {
+  /** @type {Promise<number>[]} */
+  const latencies = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { id, body } = probeBody();
+      const sent = process.hrtime.bigint();
+      latencies.push(sink.probe(id, sent));
+      await postBody(url, body).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      // Probes still in flight arrive with the round's last spans.
+      const done = await Promise.all(
+        latencies.map((p) => Promise.race([p, new Promise((r) => setTimeout(() => r(Number.NaN), 30_000))])),
+      );
+      return /** @type {number[]} */ (done).filter((x) => !Number.isNaN(x));
+    },
+  };
+}
+
+/** @param {number[]} xs @param {number} q */
+function quantile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  return /** @type {number} */ (s[Math.min(s.length - 1, Math.floor(q * s.length))]);
+}
+
+/** The request bodies of one round of a mix. @param {string} mix @param {string} tag */
+function bodies(mix, tag) {
+  if (mix === 'ordinary') return batches(N, {}, tag);
+  if (mix === 'stress') return batches(N, { pairs: 8 }, tag);
+  // realistic: one pre/post pair in every 39th batch, about 1 compaction span per 10 000
+  const out = [];
+  for (let i = 0; i < N; i++) out.push(...batches(1, i % 39 === 0 ? { pairs: 1 } : {}, `${tag}-${i}`));
+  return out;
+}
+
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-stack-'));
+  const { path: otelcol } = await ensureCollector();
+  const sink = await startSink();
+  console.log(
+    `Collector ${STACK_VERSIONS.collector} (contrib ${STACK_VERSIONS.collectorContrib}), Node ${process.version}; ` +
+      `${ROUNDS} rounds of ${N} requests of ${BATCH} spans per mix, rounds alternating\n`,
+  );
+  try {
+    const alone = await startCollector(otelcol, sink.url, sink.url, await freePort());
+    // The continuity path: the service forwards to the second Collector's otlp/enriched, whose
+    // traces/in exports to the service (each needs the other's address: the port is chosen first).
+    const enrichedPort = await freePort();
+    const serve = await startService(`http://127.0.0.1:${enrichedPort}/v1/traces`, join(tmp, 'serve'));
+    const viaServe = await startCollector(otelcol, serve.otlp, sink.url, enrichedPort);
+
+    for (const mix of ['ordinary', 'realistic', 'stress']) {
+      /** @type {Record<'alone'|'serve', { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
+      const r = {
+        alone: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        serve: { tput: [], cpu: [], svcCpu: [], lat: [] },
+      };
+      // Warm both paths once.
+      await throughput(alone.url, bodies(mix, `warm-a-${mix}`), sink);
+      await throughput(viaServe.url, bodies(mix, `warm-s-${mix}`), sink);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [key, target] of /** @type {const} */ ([
+          ['alone', alone],
+          ['serve', viaServe],
+        ])) {
+          const b = bodies(mix, `${key}-${mix}-${round}`);
+          const pids = key === 'alone' ? [alone.pid] : [viaServe.pid, serve.pid];
+          const cpu0 = pids.reduce((n, p) => n + cpuMsOf(p), 0);
+          const svc0 = cpuMsOf(serve.pid);
+          const probe = probing(target.url, sink);
+          const t = await throughput(target.url, b, sink);
+          const lat = await probe.stop();
+          r[key].tput.push(t);
+          r[key].cpu.push((pids.reduce((n, p) => n + cpuMsOf(p), 0) - cpu0) / N);
+          r[key].svcCpu.push((cpuMsOf(serve.pid) - svc0) / N);
+          r[key].lat.push(...lat);
+        }
+      }
+      const ta = median(r.alone.tput);
+      const ts = median(r.serve.tput);
+      const pa = quantile(r.alone.lat, 0.99);
+      const ps = quantile(r.serve.lat, 0.99);
+      console.log(`${mix} spans`);
+      console.log(
+        `  Collector alone            ${fmt(ta)} spans/s, CPU ${median(r.alone.cpu).toFixed(2)} ms/request, probe p99 ${pa.toFixed(1)} ms (${r.alone.lat.length} probes)`,
+      );
+      console.log(
+        `  with continuity serve      ${fmt(ts)} spans/s, CPU ${median(r.serve.cpu).toFixed(2)} ms/request (Collector and service; the service ${median(r.serve.svcCpu).toFixed(2)}), probe p99 ${ps.toFixed(1)} ms (${r.serve.lat.length} probes)`,
+      );
+      console.log(
+        `  ratio ${(ts / ta).toFixed(2)}× the Collector alone (the hop costs ${((1 - ts / ta) * 100).toFixed(0)} % of its throughput); added p99 ${(ps - pa).toFixed(1)} ms\n`,
+      );
+    }
+    await viaServe.stop();
+    await alone.stop();
+    await serve.stop();
+
+    // continuity serve as it starts, against the relay, on the stress mix.
+    const relay = await child([RELAY_SCRIPT, '--relay', sink.url]);
+    const svc = await startService(sink.url, join(tmp, 'serve-vs-relay'));
+    /** @type {number[]} */
+    const ratios = [];
+    await throughput(relay.otlp, batches(N, { pairs: 8 }, 'warm-relay'), sink);
+    await throughput(svc.otlp, batches(N, { pairs: 8 }, 'warm-svc'), sink);
+    for (let round = 0; round < ROUNDS; round++) {
+      const rt = await throughput(relay.otlp, batches(N, { pairs: 8 }, `relay-${round}`), sink);
+      const st = await throughput(svc.otlp, batches(N, { pairs: 8 }, `svc-${round}`), sink);
+      ratios.push(st / rt);
+    }
+    console.log('stress mix, continuity serve as it starts (no heap floor on this Node) against the relay');
+    console.log(
+      `  per-round ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}× the relay`,
+    );
+    await relay.stop();
+    await svc.stop();
+  } finally {
+    await sink.close();
+    probeAgent.destroy();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();
