@@ -17,6 +17,7 @@ export const HOOK_RUNTIMES: Readonly<Record<string, () => Promise<number>>> = Ob
   codex: async () => (await import('./codex/hook.js')).runCodexHook(),
   'qwen-code': async () => (await import('./qwen-code/hook.js')).runQwenCodeHook(),
   copilot: async () => (await import('./copilot/hook.js')).runCopilotHook(),
+  gemini: async () => (await import('./gemini/hook.js')).runGeminiHook(),
 });
 
 /**

@@ -138,11 +138,17 @@ describe('the write gate fast path', () => {
         // The gate's reading of a shell command (pure, no I/O).
         'src/adapters/core/shell.ts',
         'src/adapters/core/state.ts',
+        // A runtime's own record file, read from its tail (node built-ins only).
+        'src/adapters/core/tail.ts',
         'src/adapters/hook.ts',
         // Copilot CLI's hook entry: its dialect table and its event-log reader (node built-ins only).
         'src/adapters/copilot/config.ts',
         'src/adapters/copilot/hook.ts',
         'src/adapters/copilot/log.ts',
+        // Gemini CLI's hook entry: its dialect table and its conversation-file reader (node built-ins only).
+        'src/adapters/gemini/config.ts',
+        'src/adapters/gemini/hook.ts',
+        'src/adapters/gemini/transcript.ts',
         // Qwen Code's hook entry: its dialect table over Claude Code's hook path.
         'src/adapters/qwen-code/config.ts',
         'src/adapters/qwen-code/hook.ts',

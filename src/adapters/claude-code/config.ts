@@ -73,9 +73,36 @@ export interface HookDialect {
     env: NodeJS.ProcessEnv,
     sessionId: string,
     sinceMs: number,
+    context: CompactionEvidenceContext,
   ) => string | undefined;
+  /**
+   * The runtime's names of Claude Code's events, where they differ (Gemini CLI: `PreToolUse` is
+   * `BeforeTool`, `PreCompact` is `PreCompress`, …): init registers these names, and a payload's
+   * `hook_event_name` is read back into Claude Code's. Default: Claude Code's own names.
+   */
+  readonly eventNames?: Readonly<Record<string, string>>;
+  /** Init's hook timeouts are seconds; the runtime's unit is this many per second (Gemini CLI: 1000, milliseconds). Default 1. */
+  readonly timeoutScale?: number;
+  /**
+   * How the gate answers: Claude Code's `hookSpecificOutput.permissionDecision` (`permission`,
+   * the default), or a top-level `decision` and `reason` (`decision`: Gemini CLI's BeforeTool).
+   */
+  readonly gateAnswer?: 'permission' | 'decision';
+  /**
+   * For a runtime with no post-compaction context hook (Gemini CLI): the events (Claude Code's
+   * names) whose answer carries the restatement request, once per boundary, as
+   * `hookSpecificOutput.additionalContext`, after the boundary was confirmed from the runtime's record.
+   */
+  readonly restateOn?: ReadonlySet<string>;
   /** How the agent is shown the restatement command (see {@link Voice.restateForm}). */
   readonly restateForm: 'heredoc' | 'flags';
+}
+
+/** What {@link HookDialect.compactionEvidence} may read: the payload's transcript, and the adapter's state directory for markers. */
+export interface CompactionEvidenceContext {
+  /** The hook payload's `transcript_path`, read locally only. */
+  readonly transcriptPath?: string;
+  readonly state: StateDir;
 }
 
 /**
@@ -120,6 +147,18 @@ export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   filePathFields: ['file_path', 'notebook_path'],
   restateForm: 'heredoc',
 });
+
+/** Claude Code's name of the runtime's event `name` (see {@link HookDialect.eventNames}). */
+export function claudeEventName(dialect: HookDialect, name: string): string {
+  if (!dialect.eventNames) return name;
+  for (const [claude, theirs] of Object.entries(dialect.eventNames)) if (theirs === name) return claude;
+  return name;
+}
+
+/** The runtime's name of Claude Code's event `name` (see {@link HookDialect.eventNames}). */
+export function runtimeEventName(dialect: HookDialect, name: string): string {
+  return dialect.eventNames?.[name] ?? name;
+}
 
 /** What a tool is to the gate, in `dialect`'s tool names (Claude Code's by default). */
 export function toolKind(toolName: string | undefined, dialect: HookDialect = CLAUDE_CODE_DIALECT): ToolKind {

@@ -138,7 +138,10 @@ export async function confirmFromLog(run: HookRun, processEnv: NodeJS.ProcessEnv
   const evidence = env.dialect.compactionEvidence;
   const pending = readGateState(claudeCodeState(env), p.sessionId)?.track?.pending;
   if (!evidence || !pending) return '';
-  const completedAt = evidence(processEnv, p.sessionId, Date.parse(pending.at));
+  const completedAt = evidence(processEnv, p.sessionId, Date.parse(pending.at), {
+    ...(run.local.transcriptPath ? { transcriptPath: run.local.transcriptPath } : {}),
+    state: claudeCodeState(env),
+  });
   if (!completedAt) return '';
   const now = systemNow();
   await compactedStep(stepContext(run, now), {
@@ -148,6 +151,24 @@ export async function confirmFromLog(run: HookRun, processEnv: NodeJS.ProcessEnv
     ...(pending.trigger ? { trigger: pending.trigger } : {}),
   });
   return '';
+}
+
+/**
+ * For a runtime whose restatement request rides on an ordinary event's context (Gemini CLI's
+ * AfterTool and BeforeAgent): the request, once per boundary, when the session has a current
+ * boundary; else nothing. `<` and `>` are escaped by Gemini, so the dialect uses the flags form.
+ */
+export function restatementContext(run: HookRun, hookEventName: string): string {
+  const { payload: p, env } = run;
+  const state = claudeCodeState(env);
+  const b = readGateState(state, p.sessionId)?.boundary;
+  if (!b || b.observed || !firstInjection(state, p.sessionId, b.id)) return '';
+  return `${JSON.stringify({
+    hookSpecificOutput: {
+      hookEventName,
+      additionalContext: compactionContext(p.sessionId, b.decisionNames, claudeCodeVoice(env)),
+    },
+  })}\n`;
 }
 
 /**

@@ -58,11 +58,13 @@ import {
   type ClaudeCodeEnv,
   claudeCodeState,
   claudeCodeVoice,
+  claudeEventName,
   type HookDialect,
   loadClaudeCodeConfig,
   resolveClaudeCodeEnv,
   resolveProjectDir,
   restateToolRegistered,
+  runtimeEventName,
   toolKind,
 } from './config.js';
 
@@ -118,7 +120,7 @@ export function toPayload(parsed: unknown, dialect: HookDialect = CLAUDE_CODE_DI
   const read = payloadHead(parsed);
   if (!read.ok) return { ok: false, problem: read.problem };
   const { raw } = read;
-  const p: HookPayload = { ...read.head };
+  const p: HookPayload = { ...read.head, event: claudeEventName(dialect, read.head.event) };
   const loadReason = stringField(raw, 'load_reason', 64);
   if (loadReason) p.loadReason = loadReason;
   const toolName = stringField(raw, 'tool_name', 256);
@@ -168,7 +170,7 @@ export function parsePayload(
     if (!event || sessionId === undefined || sessionIdProblem(sessionId)) {
       return { ok: false, problem: 'input too large and its head names no event and session' };
     }
-    const p: HookPayload = { event, sessionId, truncated: true };
+    const p: HookPayload = { event: claudeEventName(dialect, event), sessionId, truncated: true };
     const toolName = headField(head, 'tool_name');
     if (toolName) p.toolName = toolName;
     // The target, when it comes before the content (Claude Code sends file_path first): the gate
@@ -293,7 +295,7 @@ export function runClaudeCodeHook(
         },
         warn,
       });
-      io.stdout.write(gateOutput(answer));
+      io.stdout.write(gateOutput(answer, dialect));
       return;
     }
     if (p.event === 'PostToolUse') {
@@ -301,6 +303,19 @@ export function runClaudeCodeHook(
       const ran = { paths: p.readPaths ?? [], ...(p.command !== undefined ? { command: p.command } : {}) };
       if (readTheRecord(ran, config, p.cwd && isAbsolute(p.cwd) ? p.cwd : projectDir))
         noteRecordRead(claudeCodeState(env), p.sessionId);
+    }
+    // A runtime whose restatement request rides on an ordinary event (Gemini CLI): once per
+    // boundary, while the session's boundary has no restatement yet.
+    if (dialect.restateOn?.has(p.event)) {
+      const b = readGateState(claudeCodeState(env), p.sessionId)?.boundary;
+      if (b && !b.observed) {
+        const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
+        const context = (await import('./handlers.js')).restatementContext(
+          run,
+          runtimeEventName(dialect, p.event),
+        );
+        if (context) io.stdout.write(context);
+      }
     }
     const activity = activityOf(p);
     if (activity) {
@@ -335,9 +350,18 @@ export function toolEventOf(p: HookPayload, dialect: HookDialect = CLAUDE_CODE_D
   };
 }
 
-/** The hook output for a gate answer: the documented `PreToolUse` JSON, or nothing for `allow`. */
-export function gateOutput(answer: import('../core/events.js').GateAnswer): string {
+/**
+ * The hook output for a gate answer: the documented `PreToolUse` JSON (or, for a dialect that
+ * reads a top-level `decision`, `{ decision, reason }`), or nothing for `allow`.
+ */
+export function gateOutput(
+  answer: import('../core/events.js').GateAnswer,
+  dialect: HookDialect = CLAUDE_CODE_DIALECT,
+): string {
   if (answer.verdict === 'allow') return '';
+  if (dialect.gateAnswer === 'decision') {
+    return `${JSON.stringify({ decision: answer.verdict, reason: answer.reason })}\n`;
+  }
   return `${JSON.stringify({
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',

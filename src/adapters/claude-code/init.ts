@@ -36,6 +36,7 @@ import {
   type HookDialect,
   onPath,
   resolveClaudeCodeEnv,
+  runtimeEventName,
 } from './config.js';
 import {
   MCP_JSON,
@@ -420,7 +421,10 @@ function install(options: InitOptions, t: Target): string[] {
   const command = `${launcherText} hook ${runtime}`;
   const gateMatcher = options.gateMatcher ?? env.dialect.gatedTools.join('|');
   const events = env.dialect.events;
-  const registrations = hookRegistrations(gateMatcher).filter((r) => !events || events.has(r.event));
+  const scale = env.dialect.timeoutScale ?? 1;
+  const registrations = hookRegistrations(gateMatcher)
+    .filter((r) => !events || events.has(r.event))
+    .map((r) => ({ ...r, event: runtimeEventName(env.dialect, r.event), timeout: r.timeout * scale }));
   const seeded =
     t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };
   const merged = mergeHookSettings(seeded, settingsRel, command, registrations, Boolean(explicit), runtime);

@@ -11,9 +11,9 @@
  *
  * Lean: node built-ins only (the gate's bundle holds it).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readTail } from '../core/tail.js';
 
 /** How much of the log's tail is read: a compaction's record is among the session's last events. */
 export const LOG_TAIL_BYTES = 4 * 1024 * 1024;
@@ -27,33 +27,6 @@ export function copilotEventLog(env: NodeJS.ProcessEnv, sessionId: string): stri
   if (!SESSION_ID.test(sessionId)) return undefined;
   const home = env.COPILOT_HOME?.startsWith('/') ? env.COPILOT_HOME : join(env.HOME || homedir(), '.copilot');
   return join(home, 'session-state', sessionId, 'events.jsonl');
-}
-
-/** The tail of a regular file (no FIFO, device or link; never blocks), or `undefined`. */
-function readTail(path: string, max: number): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return undefined;
-    const length = Math.min(st.size, max);
-    const buf = Buffer.alloc(length);
-    let read = 0;
-    while (read < length) {
-      const n = readSync(fd, buf, read, length - read, st.size - length + read);
-      if (n === 0) break;
-      read += n;
-    }
-    return buf.subarray(0, read).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**

@@ -23,13 +23,13 @@ export function registerInit(program: Command): void {
   program
     .command('init')
     .description(
-      'set up continuity for an agent runtime in a project (runtime: claude-code, codex, copilot, opencode, qwen-code)',
+      'set up continuity for an agent runtime in a project (runtime: claude-code, codex, copilot, gemini, opencode, qwen-code)',
     )
-    .argument('<runtime>', 'the agent runtime: claude-code, codex, copilot, opencode or qwen-code')
+    .argument('<runtime>', 'the agent runtime: claude-code, codex, copilot, gemini, opencode or qwen-code')
     .option('--project <dir>', 'project directory (default: the working directory)')
     .option(
       '--settings <file>',
-      'claude-code, qwen-code, copilot: settings file relative to the project (default: .claude/settings.json, .qwen/settings.json, .github/hooks/continuity.json)',
+      'claude-code, qwen-code, copilot, gemini: settings file relative to the project (default: .claude/settings.json, .qwen/settings.json, .github/hooks/continuity.json, .gemini/settings.json)',
     )
     .option(
       '--config <file>',
@@ -99,11 +99,16 @@ export function registerInit(program: Command): void {
         process.stdout.write(`${lines.join('\n')}\n`);
         return;
       }
-      if (runtime !== 'claude-code' && runtime !== 'qwen-code' && runtime !== 'copilot') {
+      if (
+        runtime !== 'claude-code' &&
+        runtime !== 'qwen-code' &&
+        runtime !== 'copilot' &&
+        runtime !== 'gemini'
+      ) {
         throw new InputError('init', [
           {
             path: '<runtime>',
-            message: `unknown runtime "${runtime}"; expected claude-code, codex, copilot, opencode or qwen-code`,
+            message: `unknown runtime "${runtime}"; expected claude-code, codex, copilot, gemini, opencode or qwen-code`,
           },
         ]);
       }
@@ -115,14 +120,16 @@ export function registerInit(program: Command): void {
           },
         ]);
       }
-      // Qwen Code and Copilot CLI speak Claude Code's hook protocol: the same init, in their dialect.
+      // Qwen Code, Copilot CLI and Gemini CLI speak Claude Code's hook protocol: the same init, in their dialect.
       const [{ runInit }, dialect] = await Promise.all([
         import('../../adapters/claude-code/init.js'),
         runtime === 'qwen-code'
           ? import('../../adapters/qwen-code/config.js').then((m) => m.QWEN_CODE_DIALECT)
           : runtime === 'copilot'
             ? import('../../adapters/copilot/config.js').then((m) => m.COPILOT_DIALECT)
-            : undefined,
+            : runtime === 'gemini'
+              ? import('../../adapters/gemini/config.js').then((m) => m.GEMINI_DIALECT)
+              : undefined,
       ]);
       const lines = runInit({
         project,

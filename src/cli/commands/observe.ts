@@ -52,6 +52,10 @@ export const OBSERVE_RUNTIMES = {
     ledgerName: 'copilot',
     load: async () => (await import('../../adapters/copilot/observe.js')).runCopilotObserve,
   },
+  gemini: {
+    ledgerName: 'gemini',
+    load: async () => (await import('../../adapters/gemini/observe.js')).runGeminiObserve,
+  },
   'qwen-code': {
     ledgerName: 'qwen-code',
     load: async () => (await import('../../adapters/qwen-code/observe.js')).runQwenCodeObserve,
