@@ -217,14 +217,32 @@ describe.concurrent('Gemini CLI on the real binary', () => {
   );
 
   it(
-    'automatic compression: a preserved restatement lets the write through',
+    'automatic compression: the next tool result carries the restatement request; a preserved restatement lets the write through',
     async () => {
       const w = await makeWorld(s());
       try {
-        const { server, sessionId } = await autoCompactThenRestate(w, { ...w.values });
-        expect(resultOf(server, 'w-first')).toContain('(unverified: post_observation_missing)');
+        const sessionId = await firstRun(w);
+        const server = await startGeminiServer({
+          steps: [
+            readFile('look', w.file('before.txt'), OVER_THRESHOLD),
+            // A tool the gate does not check: its AfterTool hook confirms the compression from the
+            // conversation file and adds the restatement request to its result.
+            readFile('look-again', w.file('before.txt')),
+            restate('restate', { ...w.values }),
+            writeFile('w-after', w.file('after.txt'), 'after restating\n'),
+            { text: 'Done.' },
+          ],
+        });
+        try {
+          const r = await w.gemini(server, 'Go on.', { resume: true });
+          expect(r.status, r.stderr).toBe(0);
+        } finally {
+          await server.close();
+        }
+        expect(requestsOf(server, 'summary').length).toBeGreaterThan(0);
+        expect(resultOf(server, 'look')).not.toContain('observe --session');
+        expect(resultOf(server, 'look-again')).toContain(`observe --session ${sessionId} --decision`);
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
-        expect(existsSync(w.file('first.txt'))).toBe(false);
         expect(existsSync(w.file('after.txt'))).toBe(true);
         expectOneBoundary(w, sessionId, 1);
         const st = await statusOf<StatusEntry>(w.continuity, sessionId);

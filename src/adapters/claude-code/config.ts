@@ -85,7 +85,8 @@ export interface HookDialect {
   readonly timeoutScale?: number;
   /**
    * How the gate answers: Claude Code's `hookSpecificOutput.permissionDecision` (`permission`,
-   * the default), or a top-level `decision` and `reason` (`decision`: Gemini CLI's BeforeTool).
+   * the default), or a top-level `decision` and `reason` (`decision`: Gemini CLI's BeforeTool),
+   * where `ask` is answered `deny` (a headless Gemini CLI waits forever on `ask`).
    */
   readonly gateAnswer?: 'permission' | 'decision';
   /**

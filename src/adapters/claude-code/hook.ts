@@ -352,7 +352,8 @@ export function toolEventOf(p: HookPayload, dialect: HookDialect = CLAUDE_CODE_D
 
 /**
  * The hook output for a gate answer: the documented `PreToolUse` JSON (or, for a dialect that
- * reads a top-level `decision`, `{ decision, reason }`), or nothing for `allow`.
+ * reads a top-level `decision`, `{ decision: "deny", reason }` for `deny` and `ask` alike), or
+ * nothing for `allow`.
  */
 export function gateOutput(
   answer: import('../core/events.js').GateAnswer,
@@ -360,7 +361,9 @@ export function gateOutput(
 ): string {
   if (answer.verdict === 'allow') return '';
   if (dialect.gateAnswer === 'decision') {
-    return `${JSON.stringify({ decision: answer.verdict, reason: answer.reason })}\n`;
+    // `ask` is answered `deny`: a headless Gemini CLI (0.61.0, `-p`) waits forever for a
+    // confirmation nobody can give. The reason still says what the human can do.
+    return `${JSON.stringify({ decision: 'deny', reason: answer.reason })}\n`;
   }
   return `${JSON.stringify({
     hookSpecificOutput: {

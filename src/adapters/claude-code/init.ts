@@ -281,7 +281,8 @@ export function mergeProtection(
   const newDeny = rules.deny.filter((r) => !deny.includes(r));
   const newWrite = rules.denyWrite.filter((r) => !denyWrite.includes(r));
   const newRead = rules.denyRead.filter((r) => !denyRead.includes(r));
-  out.permissions = { ...perms, deny: [...deny, ...newDeny] };
+  // A runtime with no rules of ours (Copilot, Gemini) gets no `permissions` key it does not read.
+  if (rules.deny.length > 0) out.permissions = { ...perms, deny: [...deny, ...newDeny] };
   if (rules.denyWrite.length + rules.denyRead.length > 0) {
     const filesystem: Record<string, unknown> = { ...fsRaw, denyWrite: [...denyWrite, ...newWrite] };
     if (denyRead.length + newRead.length > 0) filesystem.denyRead = [...denyRead, ...newRead];
