@@ -98,6 +98,8 @@ async function firstRun(w: World): Promise<string> {
     const r = await w.gemini(server, 'Work on the task.');
     expect(r.status, r.stderr).toBe(0);
     expect(requestsOf(server, 'summary')).toHaveLength(0);
+    // No boundary, so the gate let the shell command write.
+    expect(existsSync(w.file('before.txt'))).toBe(true);
   } finally {
     await server.close();
   }
