@@ -32,6 +32,7 @@ const RUNTIMES = [
   { runtime: 'OpenCode', pkg: 'opencode-ai', peer: 'opencode', suites: ['test/opencode'] },
   { runtime: 'Qwen Code', pkg: '@qwen-code/qwen-code', peer: 'qwenCode', suites: ['test/qwen-code-e2e'] },
   { runtime: 'GitHub Copilot CLI', pkg: '@github/copilot', peer: 'copilot', suites: ['test/copilot-e2e'] },
+  { runtime: 'Gemini CLI', pkg: '@google/gemini-cli', peer: 'geminiCli', suites: ['test/gemini-e2e'] },
 ];
 
 /** The pinned version of `pkg`, read from test/support/peers.ts (one source of truth). */

@@ -286,6 +286,7 @@ export const RUNTIME_PEERS = [
   'opencode',
   'qwenCode',
   'copilot',
+  'geminiCli',
 ] as const;
 
 /** The environment variable that makes {@link ensureNpmPeer} install the newest release of each runtime. */
