@@ -293,7 +293,10 @@ describe.concurrent('Gemini CLI on the real binary', () => {
         expect(onlySession(w)).toBe(sessionId);
         expectOneBoundary(w, sessionId, 1);
         const st = await statusOf<StatusEntry>(w.continuity, sessionId);
-        expect([st.state, st.trigger]).toEqual(['dropped', 'manual']);
+        expect(st.state).toBe('dropped');
+        // The pending capture's trigger: `manual` when a hook confirms the /compress before the
+        // resumed run's first PreCompress (`auto`) replaces the pending capture; both seen on 0.61.0.
+        expect(['manual', 'auto']).toContain(st.trigger);
       } finally {
         w.dispose();
       }
