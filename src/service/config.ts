@@ -6,6 +6,7 @@
  * environment variable when one set it) and what was expected, so a person can fix it.
  */
 import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ import { formatPath, InputError, type InputProblem } from '../decision/problems.
 import { defaultStateDir as userStateDir } from '../ledger/state-home.js';
 import { UiConfigSchema } from '../ui/config.js';
 import { applyEnvOverrides } from './env.js';
+import { selfForwardProblem } from './self-forward.js';
 
 /**
  * Fixed paths and default listen address of the service, defined once. The collector
@@ -328,7 +330,22 @@ export function loadServiceConfig(options: LoadConfigOptions = {}): ServiceConfi
       },
     ]);
   }
+  const loop = selfForwardProblem(
+    { server: { ...config.server, grpcPort: grpcPortOf(config) }, downstream: config.downstream },
+    origins,
+    ownAddresses(),
+  );
+  if (loop) throw new InputError(source, [loop]);
   return config;
+}
+
+/** This machine's interface addresses (a listener on 0.0.0.0 is reached through any of them). */
+function ownAddresses(): string[] {
+  try {
+    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  } catch {
+    return [];
+  }
 }
 
 function readYamlFile(file: string): unknown {
