@@ -188,6 +188,19 @@ export const ServiceConfigSchema = z.strictObject({
       bearerTokenFile: z.string({ error: 'expected a file path' }).min(1).optional(),
       /** Headers and body must arrive within this time: slow headers close the connection, a slow body is answered 503 + Retry-After. Default 30s. */
       requestTimeout: Duration.prefault('30s'),
+      /**
+       * Host names (no port) clients may send in `Host` besides loopback names and IP literals,
+       * e.g. the service's DNS name behind a load balancer. Every other `Host` is answered 403 on
+       * every endpoint (DNS rebinding: `host-check.ts`). Default none.
+       */
+      allowedHosts: z
+        .array(
+          z.string({ error: 'expected a host name' }).regex(/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$/, {
+            error: 'expected a host name without port or scheme, e.g. continuity-serve',
+          }),
+          { error: 'expected a list of host names' },
+        )
+        .default([]),
     })
     .prefault({}),
   limits: z

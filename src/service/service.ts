@@ -56,6 +56,7 @@ import {
 } from './enrich.js';
 import { Forwarder } from './forwarder.js';
 import { startGrpcServer, stopGrpcServer } from './grpc.js';
+import { HostAllowList } from './host-check.js';
 import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
 import { type QueueItem, SpanQueue } from './queue.js';
@@ -355,6 +356,7 @@ export class ContinuityService {
       answered: (status) => metrics.request(status),
     };
     const separateMetrics = config.metrics.port !== undefined;
+    const hosts = new HostAllowList(config.server.allowedHosts);
     const passthroughTarget = (signal: PassthroughSignal): PassthroughTarget => ({
       maxRequestBytes: config.server.maxRequestBytes,
       requestTimeoutMs: config.server.requestTimeout,
@@ -381,6 +383,7 @@ export class ContinuityService {
           close: true,
         }),
       requestTimeoutMs: config.server.requestTimeout,
+      hosts,
     });
     await listen(service._server, config.server.port, config.server.host);
     const grpcPort = grpcPortOf(config);
@@ -406,6 +409,7 @@ export class ContinuityService {
         closing: () => false,
         refuse: () => undefined,
         requestTimeoutMs: config.server.requestTimeout,
+        hosts,
       });
       await listen(service._metricsServer, config.metrics.port!, config.metrics.host ?? config.server.host);
     }
