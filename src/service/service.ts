@@ -391,6 +391,7 @@ export class ContinuityService {
       const grpc = await startGrpcServer(config.server.host, grpcPort, {
         tokenHash,
         maxMessageBytes: config.server.maxRequestBytes,
+        receiveTimeoutMs: config.server.requestTimeout,
         traces: (body) => service._grpcTraces(body),
         passthrough: (signal, body) => service._acceptPassthrough(signal, body, 'protobuf'),
         answered: (code) => metrics.request(GRPC_AS_HTTP[code] ?? 500),
