@@ -43,8 +43,14 @@ import { createInterface } from 'node:readline';
 import { JournalLines, lineChecksum } from './journal-line.js';
 import { releaseLock, takeLock } from './state-lock.js';
 
-/** One record: an input of the correlator, in the order it was applied. */
-export type StateRecord = { op: 'observe'; at: number; event: unknown } | { op: 'expire'; at: number };
+/**
+ * One record: an input of the correlator, in the order it was applied, or the keys of resolved
+ * verdicts whose spans were delivered (or dropped for good): see `rebuild.ts`.
+ */
+export type StateRecord =
+  | { op: 'observe'; at: number; event: unknown }
+  | { op: 'expire'; at: number }
+  | { op: 'settled'; at: number; keys: string[] };
 
 /** A record with its sequence number. */
 export type SequencedRecord = StateRecord & { seq: number };
@@ -524,6 +530,7 @@ function isRecord(v: unknown): v is SequencedRecord {
   if (v === null || typeof v !== 'object') return false;
   const r = v as Record<string, unknown>;
   if (!Number.isSafeInteger(r.seq) || typeof r.at !== 'number') return false;
+  if (r.op === 'settled') return Array.isArray(r.keys) && r.keys.every((k) => typeof k === 'string');
   return r.op === 'expire' || (r.op === 'observe' && 'event' in r);
 }
 
