@@ -40,7 +40,9 @@ function anyCase(source: string): string {
 }
 
 /** Every secret shape in one source (case-insensitive shapes spelled out in both cases). */
-const SECRET_SOURCE = SECRET_SHAPES.map(([r]) => (r.flags.includes('i') ? anyCase(r.source) : r.source)).join('|');
+const SECRET_SOURCE = SECRET_SHAPES.map(([r]) => (r.flags.includes('i') ? anyCase(r.source) : r.source)).join(
+  '|',
+);
 
 /** Whether `s` holds a known secret shape ({@link SECRET_SHAPES}). */
 export const SECRET_SHAPE_PATTERN = new RegExp(SECRET_SOURCE);
@@ -50,7 +52,9 @@ export const SECRET_SHAPE_PATTERN = new RegExp(SECRET_SOURCE);
  * leading `/` or `~`, at most 256 characters, and no known secret shape ({@link SECRET_SHAPES}).
  * It is stored and exported, so it must never be free text, a path or a credential.
  */
-export const OPAQUE_ID_PATTERN = new RegExp(`^(?!.*(?:${SECRET_SOURCE}))[A-Za-z0-9_][A-Za-z0-9._:@#+=/-]{0,255}$`);
+export const OPAQUE_ID_PATTERN = new RegExp(
+  `^(?!.*(?:${SECRET_SOURCE}))[A-Za-z0-9_][A-Za-z0-9._:@#+=/-]{0,255}$`,
+);
 
 /** Default bounds on how many decisions a captured snapshot holds (the article's three to seven). */
 export const DEFAULT_DECISION_BOUNDS = { min: 3, max: 7 } as const;
