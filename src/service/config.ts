@@ -321,7 +321,8 @@ export function loadServiceConfig(options: LoadConfigOptions = {}): ServiceConfi
           : issue.message;
       const fullPath =
         issue.code === 'unrecognized_keys' ? formatPath([...issue.path, issue.keys[0] ?? '']) : path;
-      const envName = origins.get(fullPath);
+      // An item of a list set by a variable (`server.allowedHosts[0]`) names that variable too.
+      const envName = origins.get(fullPath) ?? origins.get(fullPath.replace(/\[\d+\]$/, ''));
       return { path: envName ? `${fullPath} (from ${envName})` : fullPath, message };
     });
     throw new InputError(source, problems);

@@ -6,6 +6,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeTraceRequest } from '../../src/otlp/index.js';
+import { loadServiceConfig } from '../../src/service/config.js';
 import { HostAllowList } from '../../src/service/host-check.js';
 import { type Downstream, otlpSpan, type ServeProcess, startDownstream, startServe } from './harness.js';
 
@@ -81,6 +82,18 @@ describe('HostAllowList', () => {
     ['', false],
   ])('Host %s → %s', (host, allowed) => {
     expect(list.allows(host)).toBe(allowed);
+  });
+});
+
+describe('server.allowedHosts from the environment', () => {
+  it('reads CONTINUITY_SERVE_ALLOWED_HOSTS as a comma-separated list, and refuses a name with a port', () => {
+    const config = loadServiceConfig({
+      env: { CONTINUITY_SERVE_ALLOWED_HOSTS: 'serve-a, serve-b.internal,' },
+    });
+    expect(config.server.allowedHosts).toEqual(['serve-a', 'serve-b.internal']);
+    expect(() => loadServiceConfig({ env: { CONTINUITY_SERVE_ALLOWED_HOSTS: 'serve-a:4318' } })).toThrow(
+      /server\.allowedHosts\[0\] \(from CONTINUITY_SERVE_ALLOWED_HOSTS\): expected a host name without port/,
+    );
   });
 });
 
