@@ -44,6 +44,12 @@ const SECRET_SOURCE = SECRET_SHAPES.map(([r]) => (r.flags.includes('i') ? anyCas
   '|',
 );
 
+/** What secret `s` looks like (`a GitHub token (ghp_…)`), or undefined when it holds none. */
+export function secretShapeOf(s: string): string | undefined {
+  for (const [pattern, what] of SECRET_SHAPES) if (pattern.test(s)) return what;
+  return undefined;
+}
+
 /** Whether `s` holds a known secret shape ({@link SECRET_SHAPES}). */
 export const SECRET_SHAPE_PATTERN = new RegExp(SECRET_SOURCE);
 
