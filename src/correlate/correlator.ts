@@ -25,6 +25,7 @@
  * - At most `maxPendingBoundaries` are pending; the oldest is evicted (`evicted`, `unverified`).
  * - The same span seen twice (OTLP retries) is ignored.
  */
+import { approvalCountsTowardPre } from '../classify/approval-rule.js';
 import { type Classification, classify } from '../classify/classify.js';
 import type { ContinuityReason, ContinuityState } from '../classify/states.js';
 import type { ActivityState, Approval, Snapshot } from '../decision/model.js';
@@ -516,7 +517,7 @@ export class Correlator {
     nowMs: number,
   ): Resolution {
     const compactedAt = boundaryTime(b.pre, post.compactedAt);
-    const classification = safeClassify(b.pre, post.snapshot, b.approvals, compactedAt);
+    const classification = safeClassify(b.pre, post.snapshot, countedApprovals(b), compactedAt);
     const boundaryNs =
       (compactedAt !== undefined ? parseRfc3339Utc(compactedAt) : undefined) ??
       (b.pre ? parseRfc3339Utc(b.pre.capturedAt) : undefined) ??
@@ -546,7 +547,7 @@ export class Correlator {
 
   /** A boundary that resolves without its post: `unverified`, via the classifier. */
   private _resolveMissing(s: Session, b: Boundary, cause: ResolutionCause, nowMs: number | null): Resolution {
-    const r = this._resolution(s, b, safeClassify(b.pre, null, b.approvals, undefined), cause, {
+    const r = this._resolution(s, b, safeClassify(b.pre, null, countedApprovals(b), undefined), cause, {
       resolvedAtPost: false,
       postSpan: null,
       reobservationSeconds: null,
@@ -630,11 +631,11 @@ export class Correlator {
       preSpan: b.preSpan,
       postSpan: extra.postSpan,
       reobservationSeconds: extra.reobservationSeconds,
-      approvalCount: b.approvals.length,
+      approvalCount: countedApprovals(b).length,
       evidenceMissing: extra.evidenceMissing,
       activity: s.activity,
       // A copy of the approvals: a re-observable boundary keeps collecting them.
-      evidence: { pre: b.pre, post: extra.post, approvals: [...b.approvals] },
+      evidence: { pre: b.pre, post: extra.post, approvals: countedApprovals(b) },
     };
   }
 
@@ -798,6 +799,16 @@ function boundaryTime(pre: Snapshot | null, compactedAt: string | null): string 
   const at = parseRfc3339Utc(compactedAt);
   const captured = parseRfc3339Utc(pre.capturedAt);
   return at !== undefined && captured !== undefined && at >= captured ? compactedAt : undefined;
+}
+
+/**
+ * The approvals that count toward `b`: those recorded after its pre snapshot, the ledger's rule
+ * (`approval-rule.ts`). Arrival order is not record order, so those taken early (or held) are
+ * filtered here, against the pre the boundary is classified with. A new array.
+ */
+function countedApprovals(b: Pick<Boundary, 'pre' | 'approvals'>): Approval[] {
+  const captured = b.pre?.capturedAt ?? null;
+  return b.approvals.filter((a) => approvalCountsTowardPre(a.approvedAt, captured));
 }
 
 /** The core classifier; anything unexpected becomes `unverified`, never a match. */

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { DECISION_NAME_PATTERN } from './names.js';
-import { DIGEST_PATTERN, NORMALIZER_VERSION, OPAQUE_ID_PATTERN } from './rules.js';
+import { DIGEST_PATTERN, NORMALIZER_VERSION, OPAQUE_ID_PATTERN, secretShapeOf } from './rules.js';
 import { isRfc3339Utc } from './time.js';
 
 export type { ActivityState, DecisionBounds } from './rules.js';
@@ -42,7 +42,12 @@ export const OPAQUE_ID_EXPECTED =
 /** An opaque identifier (see {@link OPAQUE_ID_PATTERN}). */
 export const OpaqueIdSchema = z
   .string({ error: 'expected an opaque identifier (string)' })
-  .regex(OPAQUE_ID_PATTERN, { error: OPAQUE_ID_EXPECTED });
+  .regex(OPAQUE_ID_PATTERN, {
+    error: (issue) => {
+      const secret = typeof issue.input === 'string' ? secretShapeOf(issue.input) : undefined;
+      return secret ? `looks like ${secret}; never store secrets` : OPAQUE_ID_EXPECTED;
+    },
+  });
 
 /** A decision's revision: an integer >= 1. */
 export const RevisionSchema = z

@@ -11,8 +11,9 @@
  * turns this boundary's change into `approved_change`. Without a pre snapshot, approvals after
  * the boundary's first record are kept (the classifier answers `pre_snapshot_missing` anyway).
  *
- * Imports only types (erased) and lean local modules.
+ * Imports only types (erased) and lean local modules (`approval-rule.ts`).
  */
+import { approvalCountsTowardPre } from '../classify/approval-rule.js';
 import type { ActivityState, Approval, Snapshot } from '../decision/model.js';
 import type { EntryKind } from './session-index.js';
 import { type Phase, PROVENANCES, type Provenance, type Trigger } from './types.js';
@@ -245,7 +246,14 @@ export function buildEvidence<T>(
   const postRec = sel.post ? load(sel.post) : undefined;
   const bRec = sel.boundary ? load(sel.boundary) : undefined;
   const rRec = sel.receipt ? load(sel.receipt) : undefined;
-  const approvals = sel.counted();
+  // Recorded after the pre by ledger order (counted) and by the records' own times: the rule the
+  // service applies too, where only the times are known (approval-rule.ts).
+  const preCapturedAt = preRec && typeof preRec.capturedAt === 'string' ? preRec.capturedAt : null;
+  const approvals = sel.counted().filter((c) => {
+    const at = load(c).approvedAt;
+    // A malformed record is left for toApproval to report.
+    return typeof at !== 'string' || approvalCountsTowardPre(at, preCapturedAt);
+  });
   const boundary: BoundaryReport | null =
     bRec && sel.boundary
       ? {

@@ -2,7 +2,8 @@
  * The leak guard: refuses, before anything is written, any string in a record that looks like an
  * absolute path, a secret or free text. The schemas already limit which fields exist; the guard
  * catches a leak that fits a field's shape (a token pasted as a session id, a home path as an
- * approval reference). Imports nothing, so the lean write paths can use it too.
+ * approval reference). Imports only the dependency-free id rules, so the lean write paths can use
+ * it too.
  *
  * Heuristics, stated plainly: a string is refused when it
  * - holds white space or a control character (free text: prose, prompts, summaries);
@@ -20,6 +21,8 @@
  * Digests (`sha256:<hex>`) and timestamps never trip these rules by construction.
  */
 
+import { SECRET_SHAPES } from '../decision/rules.js';
+
 /** What kind of leak a string looks like. */
 export type LeakKind = 'free_text' | 'absolute_path' | 'secret' | 'high_entropy' | 'too_long';
 
@@ -34,19 +37,8 @@ export interface LeakProblem {
 /** Longest string the guard accepts anywhere in a record. */
 export const MAX_GUARDED_STRING = 512;
 
-const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/(?:^|[^A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}/, 'an API key (sk-…)'],
-  [/\bgh[pousr]_[A-Za-z0-9]{20,}/, 'a GitHub token (ghp_…)'],
-  [/github_pat_[A-Za-z0-9_]{20,}/, 'a GitHub token (github_pat_…)'],
-  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/, 'an AWS access key id'],
-  [/\bxox[abposr]-[A-Za-z0-9-]{10,}/, 'a Slack token'],
-  [/-----BEGIN/, 'a PEM block'],
-  [/\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}/, 'a JSON Web Token'],
-  [/\bAIza[0-9A-Za-z_-]{30,}/, 'a Google API key'],
-  [/\bglpat-[A-Za-z0-9_-]{16,}/, 'a GitLab token'],
-  [/\bnpm_[A-Za-z0-9]{30,}/, 'an npm token'],
-  [/(?:password|passwd|secret|token|api[_-]?key)=/i, 'a credential assignment'],
-];
+/** The secret shapes are defined once, with the id rules (`src/decision/rules.ts`). */
+const SECRET_PATTERNS = SECRET_SHAPES;
 
 // The secret shapes above in one pass (the case-sensitive ones, then the assignment), so a string
 // that holds none, which is nearly every string, costs two regex tests instead of eleven.

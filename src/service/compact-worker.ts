@@ -21,9 +21,9 @@ export interface CompactJob {
 async function run(job: CompactJob): Promise<number> {
   const state = await readState(job.dir, { uptoSeq: job.seq });
   const correlator = new Correlator(job.correlator);
-  rebuildCorrelator(correlator, state, job.nowMs);
+  const { outbox } = rebuildCorrelator(correlator, state, job.nowMs);
   // Written while the service's journal takes requests: flushed as it goes (see SNAPSHOT_SYNC_BYTES).
-  return writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator), SNAPSHOT_SYNC_BYTES);
+  return writeSnapshot(job.dir, job.seq, correlatorSnapshot(correlator, outbox), SNAPSHOT_SYNC_BYTES);
 }
 
 run(workerData as CompactJob).then(

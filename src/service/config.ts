@@ -6,6 +6,7 @@
  * environment variable when one set it) and what was expected, so a person can fix it.
  */
 import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ import { formatPath, InputError, type InputProblem } from '../decision/problems.
 import { defaultStateDir as userStateDir } from '../ledger/state-home.js';
 import { UiConfigSchema } from '../ui/config.js';
 import { applyEnvOverrides } from './env.js';
+import { selfForwardProblem } from './self-forward.js';
 
 /**
  * Fixed paths and default listen address of the service, defined once. The collector
@@ -186,6 +188,19 @@ export const ServiceConfigSchema = z.strictObject({
       bearerTokenFile: z.string({ error: 'expected a file path' }).min(1).optional(),
       /** Headers and body must arrive within this time: slow headers close the connection, a slow body is answered 503 + Retry-After. Default 30s. */
       requestTimeout: Duration.prefault('30s'),
+      /**
+       * Host names (no port) clients may send in `Host` besides loopback names and IP literals,
+       * e.g. the service's DNS name behind a load balancer. Every other `Host` is answered 403 on
+       * every endpoint (DNS rebinding: `host-check.ts`). Default none.
+       */
+      allowedHosts: z
+        .array(
+          z.string({ error: 'expected a host name' }).regex(/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$/, {
+            error: 'expected a host name without port or scheme, e.g. continuity-serve',
+          }),
+          { error: 'expected a list of host names' },
+        )
+        .default([]),
     })
     .prefault({}),
   limits: z
@@ -306,7 +321,8 @@ export function loadServiceConfig(options: LoadConfigOptions = {}): ServiceConfi
           : issue.message;
       const fullPath =
         issue.code === 'unrecognized_keys' ? formatPath([...issue.path, issue.keys[0] ?? '']) : path;
-      const envName = origins.get(fullPath);
+      // An item of a list set by a variable (`server.allowedHosts[0]`) names that variable too.
+      const envName = origins.get(fullPath) ?? origins.get(fullPath.replace(/\[\d+\]$/, ''));
       return { path: envName ? `${fullPath} (from ${envName})` : fullPath, message };
     });
     throw new InputError(source, problems);
@@ -328,7 +344,22 @@ export function loadServiceConfig(options: LoadConfigOptions = {}): ServiceConfi
       },
     ]);
   }
+  const loop = selfForwardProblem(
+    { server: { ...config.server, grpcPort: grpcPortOf(config) }, downstream: config.downstream },
+    origins,
+    ownAddresses(),
+  );
+  if (loop) throw new InputError(source, [loop]);
   return config;
+}
+
+/** This machine's interface addresses (a listener on 0.0.0.0 is reached through any of them). */
+function ownAddresses(): string[] {
+  try {
+    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  } catch {
+    return [];
+  }
 }
 
 function readYamlFile(file: string): unknown {

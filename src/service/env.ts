@@ -15,10 +15,13 @@ export const SERVICE_ENV = {
   CONTINUITY_SERVE_STATE_DIR: 'state.dir',
   CONTINUITY_SERVE_METRICS_PORT: 'metrics.port',
   CONTINUITY_SERVE_LOG_LEVEL: 'log.level',
+  CONTINUITY_SERVE_ALLOWED_HOSTS: 'server.allowedHosts',
 } as const;
 
 /** Key paths whose environment value is an integer. */
 const INTEGER_PATHS = new Set(['server.port', 'metrics.port']);
+/** Key paths whose environment value is a comma-separated list. */
+const LIST_PATHS = new Set(['server.allowedHosts']);
 
 /** The result of applying the environment to a parsed YAML document. */
 export interface EnvOverrides {
@@ -97,6 +100,15 @@ export function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv): EnvOver
     if (v === undefined) continue;
     if (INTEGER_PATHS.has(path)) {
       set(path, /^\d+$/.test(v) ? Number(v) : v, name);
+    } else if (LIST_PATHS.has(path)) {
+      set(
+        path,
+        v
+          .split(',')
+          .map((x) => x.trim())
+          .filter((x) => x !== ''),
+        name,
+      );
     } else {
       set(path, v, name);
     }

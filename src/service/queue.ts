@@ -25,6 +25,8 @@ export interface QueueItem {
    * (`ForwarderOptions.finished`) once the export that carried them is over.
    */
   lease?: Uint8Array;
+  /** Keys of the resolved verdicts this item's spans carry (`rebuild.ts`), settled once it is delivered. */
+  verdicts?: readonly string[];
 }
 
 /** A first-in first-out queue bounded by the number of spans it holds. */

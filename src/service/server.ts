@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { SERVICE_DEFAULTS } from './config.js';
+import type { HostAllowList } from './host-check.js';
 import { sendError, sendText } from './responses.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -26,6 +27,8 @@ export interface Routes {
   refuse: (res: ServerResponse) => void;
   /** Whole-request timeout in ms (Node's `requestTimeout`; headers within it too). */
   requestTimeoutMs: number;
+  /** The `Host` allow-list, checked before any route (`host-check.ts`). */
+  hosts: HostAllowList;
 }
 
 /** How often Node looks for connections past their header or request timeout, ms. */
@@ -36,6 +39,16 @@ export function createServiceServer(routes: Routes): Server {
   // Node checks header and request timeouts only every connectionsCheckingInterval (30 s by
   // default), which would hold a slow client up to twice as long as configured.
   const server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS }, (req, res) => {
+    if (!routes.hosts.allows(req.headers.host)) {
+      req.resume();
+      return sendError(
+        res,
+        403,
+        undefined,
+        'this Host is not allowed: use a loopback name or an address, or list the name in server.allowedHosts',
+        { close: true },
+      );
+    }
     const path = (req.url ?? '/').split('?')[0];
     const method = req.method ?? 'GET';
     const route = (handler: Handler | undefined, allowed: string) => {

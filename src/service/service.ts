@@ -56,10 +56,11 @@ import {
 } from './enrich.js';
 import { Forwarder } from './forwarder.js';
 import { startGrpcServer, stopGrpcServer } from './grpc.js';
+import { HostAllowList } from './host-check.js';
 import { createLogger, type Logger } from './log.js';
 import { SERVICE_SCOPE, ServiceMetrics } from './metrics.js';
 import { type QueueItem, SpanQueue } from './queue.js';
-import { correlatorSnapshot, rebuildCorrelator } from './rebuild.js';
+import { addToOutbox, correlatorSnapshot, type Outbox, rebuildCorrelator } from './rebuild.js';
 import {
   handlePassthrough,
   handleTraces,
@@ -141,6 +142,8 @@ export class ContinuityService {
   private _stopped: Promise<void> | undefined;
   /** zstd, snappy and LZ4 request bodies are decoded in this worker thread, off the event loop. */
   private readonly _decoder: DecoderThread;
+  /** Resolved verdicts whose spans the downstream has not taken yet (`rebuild.ts`). */
+  private _outbox: Outbox = new Map();
 
   private constructor(parts: {
     config: ServiceConfig;
@@ -250,6 +253,8 @@ export class ContinuityService {
             concurrency: config.downstream.concurrency,
           });
     const traceJson = config.downstream.protocol === 'http/json';
+    // The service settles delivered verdicts; it exists only once the forwarder does.
+    let settle: (items: readonly QueueItem[]) => void = () => undefined;
     const forwarder = new Forwarder({
       transport: transportOf('traces', config.downstream.endpoint),
       concurrency: config.downstream.concurrency,
@@ -267,9 +272,14 @@ export class ContinuityService {
         };
       },
       observer: {
-        forwarded: (n) => metrics.forwarded(n),
-        dropped: (n, reason) => {
+        forwarded: (n, of) => {
+          metrics.forwarded(n);
+          settle(of);
+        },
+        dropped: (n, reason, of) => {
           metrics.dropped(n, reason);
+          // Dropped at shutdown: kept, so the next start sends it (the final snapshot holds it).
+          if (reason !== SERVICE_DROP_REASONS.shutdown) settle(of);
           if (reason !== SERVICE_DROP_REASONS.noDownstream) log.warn('spans dropped', { spans: n, reason });
         },
         exportFailed: (reason, detail) => {
@@ -340,6 +350,7 @@ export class ContinuityService {
         scopeVersion: SERVICE_SCOPE.version,
       },
     });
+    settle = (items) => service._settle(items);
     service._recover(recovered, stateDir);
 
     const decoder = service._decoder;
@@ -355,6 +366,7 @@ export class ContinuityService {
       answered: (status) => metrics.request(status),
     };
     const separateMetrics = config.metrics.port !== undefined;
+    const hosts = new HostAllowList(config.server.allowedHosts);
     const passthroughTarget = (signal: PassthroughSignal): PassthroughTarget => ({
       maxRequestBytes: config.server.maxRequestBytes,
       requestTimeoutMs: config.server.requestTimeout,
@@ -381,6 +393,7 @@ export class ContinuityService {
           close: true,
         }),
       requestTimeoutMs: config.server.requestTimeout,
+      hosts,
     });
     await listen(service._server, config.server.port, config.server.host);
     const grpcPort = grpcPortOf(config);
@@ -388,6 +401,7 @@ export class ContinuityService {
       const grpc = await startGrpcServer(config.server.host, grpcPort, {
         tokenHash,
         maxMessageBytes: config.server.maxRequestBytes,
+        receiveTimeoutMs: config.server.requestTimeout,
         traces: (body) => service._grpcTraces(body),
         passthrough: (signal, body) => service._acceptPassthrough(signal, body, 'protobuf'),
         answered: (code) => metrics.request(GRPC_AS_HTTP[code] ?? 500),
@@ -406,6 +420,7 @@ export class ContinuityService {
         closing: () => false,
         refuse: () => undefined,
         requestTimeoutMs: config.server.requestTimeout,
+        hosts,
       });
       await listen(service._metricsServer, config.metrics.port!, config.metrics.host ?? config.server.host);
     }
@@ -493,7 +508,7 @@ export class ContinuityService {
       ...[...this._passthrough.values()].map((p) => p.forwarder.shutdown(left())),
     ]);
     try {
-      await this._store.close(correlatorSnapshot(this._correlator));
+      await this._store.close(correlatorSnapshot(this._correlator, this._outbox));
     } catch (e) {
       this._log.error('could not write the final pending-state snapshot', { detail: (e as Error).message });
     }
@@ -700,10 +715,13 @@ export class ContinuityService {
     try {
       const nowMs = Date.now();
       const resolutions: Resolution[] = [];
+      const verdicts: string[] = [];
       let lastSeq = 0;
       for (const found of events) {
-        resolutions.push(...this._correlator.observe(found.event, nowMs));
+        const resolved = this._correlator.observe(found.event, nowMs);
+        resolutions.push(...resolved);
         lastSeq = this._store.record({ op: 'observe', at: nowMs, event: found.event });
+        verdicts.push(...addToOutbox(this._outbox, lastSeq, resolved));
       }
       this._continuity?.record(resolutions);
       if (events.length > 0) this._page?.observed(resolutions, nowMs);
@@ -726,9 +744,9 @@ export class ContinuityService {
       for (const [reason, n] of refused.rejectedByReason) this._metrics.rejected(n, reason);
       this._metrics.received(accepted);
       if (spans > 0 && item) {
-        this._queue.push(item);
+        this._queue.push(verdicts.length > 0 ? { ...item, verdicts } : item);
         this._forwarder.pumpSoon();
-      }
+      } else this._settleKeys(verdicts);
       if (rejected === 0) return undefined;
       return { rejectedSpans: rejected, errorMessage: rejectionMessage(refused) };
     } finally {
@@ -794,16 +812,20 @@ export class ContinuityService {
       return;
     }
     if (resolutions.length === 0) return;
+    let verdicts: string[] = [];
     try {
-      this._store.record({ op: 'expire', at: nowMs });
+      verdicts = addToOutbox(this._outbox, this._store.record({ op: 'expire', at: nowMs }), resolutions);
     } catch {
       // Closed store (after shutdown): the resolutions are still emitted and counted below.
     }
-    this._emitChecks(resolutions, nowMs);
+    this._emitChecks(resolutions, nowMs, verdicts);
   }
 
-  /** Records resolutions that have no post span in hand and queues their check spans. */
-  private _emitChecks(resolutions: Resolution[], nowMs: number): void {
+  /**
+   * Records resolutions that have no post span in hand and queues their check spans. `verdicts`:
+   * their outbox keys, settled once the check spans are delivered (or dropped here).
+   */
+  private _emitChecks(resolutions: Resolution[], nowMs: number, verdicts: readonly string[] = []): void {
     if (resolutions.length === 0) return;
     this._continuity?.record(resolutions);
     this._page?.observed(resolutions, nowMs);
@@ -812,10 +834,30 @@ export class ContinuityService {
     if (!this._queue.canAccept(resolutions.length)) {
       this._metrics.dropped(resolutions.length, SERVICE_DROP_REASONS.queueFull);
       this._log.warn('check spans dropped: forward queue full', { spans: resolutions.length });
+      this._settleKeys(verdicts);
       return;
     }
-    this._queue.push(this._item({ resourceSpans: [] }, resolutions.length, [checks], undefined));
+    const item = this._item({ resourceSpans: [] }, resolutions.length, [checks], undefined);
+    this._queue.push(verdicts.length > 0 ? { ...item, verdicts } : item);
     this._forwarder.pump();
+  }
+
+  /** The verdicts the items carried were delivered (or dropped for good): out of the outbox. */
+  private _settle(items: readonly QueueItem[]): void {
+    const keys: string[] = [];
+    for (const i of items) if (i.verdicts) keys.push(...i.verdicts);
+    this._settleKeys(keys);
+  }
+
+  private _settleKeys(keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    for (const k of keys) this._outbox.delete(k);
+    try {
+      // Not waited for: lost with a kill -9, the verdict is sent once more after the restart.
+      this._store.record({ op: 'settled', at: Date.now(), keys: [...keys] });
+    } catch {
+      // Closed store (after shutdown): the final snapshot already holds the outbox without them.
+    }
   }
 
   /** Rebuilds the correlator from the snapshot and the journal, then resolves what is overdue. */
@@ -824,7 +866,7 @@ export class ContinuityService {
     stateDir: string,
   ): void {
     const nowMs = Date.now();
-    const { fromImport, replayProblems } = rebuildCorrelator(this._correlator, recovered, nowMs);
+    const { fromImport, replayProblems, outbox } = rebuildCorrelator(this._correlator, recovered, nowMs);
     for (const p of replayProblems) {
       this._log.warn('journal record could not be replayed', { seq: p.seq, detail: p.detail });
     }
@@ -838,10 +880,20 @@ export class ContinuityService {
       problems,
     });
     this._emitChecks(fromImport, nowMs);
+    // Verdicts resolved before the stop whose spans never reached the downstream (kill -9 while
+    // it was down): counted again, shown again, sent again, so an alert on them can still fire.
+    this._outbox = outbox;
+    if (outbox.size > 0) {
+      this._log.info('resolved verdicts not yet delivered: sent again', { verdicts: outbox.size });
+      this._emitChecks([...outbox.values()], nowMs, [...outbox.keys()]);
+    }
     // Journaled like any tick, so the state rebuilt from the files matches this one.
     const overdue = this._correlator.expire(nowMs);
-    if (overdue.length > 0) this._store.record({ op: 'expire', at: nowMs });
-    this._emitChecks(overdue, nowMs);
+    const verdicts =
+      overdue.length > 0
+        ? addToOutbox(this._outbox, this._store.record({ op: 'expire', at: nowMs }), overdue)
+        : [];
+    this._emitChecks(overdue, nowMs, verdicts);
   }
 }
 

@@ -33,19 +33,24 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   readSync,
   rmSync,
   statSync,
-  writeSync,
 } from 'node:fs';
 import { type FileHandle, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { JournalLines, lineChecksum } from './journal-line.js';
+import { releaseLock, takeLock } from './state-lock.js';
 
-/** One record: an input of the correlator, in the order it was applied. */
-export type StateRecord = { op: 'observe'; at: number; event: unknown } | { op: 'expire'; at: number };
+/**
+ * One record: an input of the correlator, in the order it was applied, or the keys of resolved
+ * verdicts whose spans were delivered (or dropped for good): see `rebuild.ts`.
+ */
+export type StateRecord =
+  | { op: 'observe'; at: number; event: unknown }
+  | { op: 'expire'; at: number }
+  | { op: 'settled'; at: number; keys: string[] };
 
 /** A record with its sequence number. */
 export type SequencedRecord = StateRecord & { seq: number };
@@ -95,7 +100,6 @@ export interface PendingStoreOptions {
 }
 
 const SNAPSHOT_FILE = 'pending.snapshot.json';
-const LOCK_FILE = 'lock';
 const JOURNAL_PATTERN = /^journal-(\d+)\.jsonl$/;
 /** Format 1: the whole snapshot on one line (read only). Format 2: one line per entry. */
 const FORMAT_V1 = 'agent-continuity/serve-pending@1';
@@ -230,11 +234,6 @@ function errorCode(e: unknown): string {
   return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 }
 
-/** A state directory used by a live process. */
-export class StateDirLockedError extends Error {
-  override readonly name = 'StateDirLockedError';
-}
-
 /**
  * The journal and snapshot of one service instance. Records are assigned sequence numbers
  * synchronously ({@link record}), written and fsynced in groups in the background, and
@@ -272,7 +271,7 @@ export class PendingStore {
 
   /**
    * Opens (creating) the state directory, takes its lock, and reads back what is there.
-   * Throws {@link StateDirLockedError} when another live process holds the directory.
+   * Throws `StateDirLockedError` (`state-lock.ts`) when another live process holds the directory.
    */
   static async open(options: PendingStoreOptions): Promise<{ store: PendingStore; recovered: Recovered }> {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -342,7 +341,7 @@ export class PendingStore {
     }
     await this._journal?.close();
     this._journal = undefined;
-    rmSync(join(this._dir, LOCK_FILE), { force: true });
+    releaseLock(this._dir);
   }
 
   private _kick(): void {
@@ -513,39 +512,6 @@ export async function writeSnapshot(
   return written;
 }
 
-function takeLock(dir: string): void {
-  const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      fsyncSync(fd);
-      closeSync(fd);
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-        throw new StateDirLockedError(
-          `the state directory ${dir} is in use by process ${pid}: give each instance its own state.dir`,
-        );
-      }
-      // A lock left by a process that is gone (kill -9): take it over.
-      rmSync(path, { force: true });
-    }
-  }
-  throw new StateDirLockedError(`cannot take the lock in ${dir}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function readChecked(line: string): unknown | undefined {
   // `<8 hex CRC-32> <json>`, or `<16 hex SHA-256 prefix> <json>` as lines were written before.
   const space = line.indexOf(' ');
@@ -564,6 +530,7 @@ function isRecord(v: unknown): v is SequencedRecord {
   if (v === null || typeof v !== 'object') return false;
   const r = v as Record<string, unknown>;
   if (!Number.isSafeInteger(r.seq) || typeof r.at !== 'number') return false;
+  if (r.op === 'settled') return Array.isArray(r.keys) && r.keys.every((k) => typeof k === 'string');
   return r.op === 'expire' || (r.op === 'observe' && 'event' in r);
 }
 

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Resolution, SessionView } from '../correlate/types.js';
 import { resolveLedgerPath } from '../ledger/paths.js';
 import type { SpanRef } from '../otel/attributes.js';
+import { isLoopbackHost } from '../service/host-check.js';
 import type { UiConfig } from './config.js';
 import { BoundaryHistory } from './history.js';
 import { LedgerView } from './ledger-view.js';
@@ -81,14 +82,6 @@ function loadScript(): Buffer | undefined {
   } catch {
     return undefined;
   }
-}
-
-const LOOPBACK_HOSTS = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
-
-function hostName(host: string | undefined): string | undefined {
-  if (host === undefined) return undefined;
-  const m = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(host.trim());
-  return m?.[1];
 }
 
 function isLoopbackAddress(address: string | undefined): boolean {
@@ -287,8 +280,7 @@ export class ContinuityPage {
   }
 
   private _loopbackHost(req: IncomingMessage): boolean {
-    const name = hostName(req.headers.host);
-    return name !== undefined && LOOPBACK_HOSTS.test(name);
+    return isLoopbackHost(req.headers.host);
   }
 
   private _authorized(req: IncomingMessage): boolean {

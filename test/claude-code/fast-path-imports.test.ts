@@ -153,6 +153,9 @@ describe('the write gate fast path', () => {
         'src/adapters/qwen-code/config.ts',
         'src/adapters/qwen-code/hook.ts',
         'src/classify/states.ts',
+        // The id rules and the secret shapes: a session id shaped like a secret is refused before
+        // any state is read or written for it (no dependency).
+        'src/decision/rules.ts',
         // The default state directory (node built-ins only).
         'src/ledger/state-home.ts',
       ].sort(),

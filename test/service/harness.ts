@@ -39,6 +39,8 @@ export interface ServeProcess {
   otlp: string;
   metrics: string;
   ready: string;
+  /** `host:port` of the OTLP/gRPC listener, when gRPC is on. */
+  grpc: string | undefined;
   /** Everything logged on stderr so far. */
   stderr(): string;
   /** SIGTERM, then the exit code. */
@@ -104,7 +106,13 @@ export async function startServe(options: StartServeOptions = {}): Promise<Serve
       reject(new Error(`continuity serve exited with ${code} before listening:\n${err}`)),
     );
   });
-  const addr = JSON.parse(line) as { otlp: string; metrics: string; ready: string; pid: number };
+  const addr = JSON.parse(line) as {
+    otlp: string;
+    metrics: string;
+    ready: string;
+    pid: number;
+    grpc?: string;
+  };
   return {
     child,
     pid: child.pid!,
@@ -113,6 +121,7 @@ export async function startServe(options: StartServeOptions = {}): Promise<Serve
     otlp: addr.otlp,
     metrics: addr.metrics,
     ready: addr.ready,
+    grpc: addr.grpc,
     stderr: () => err,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGTERM');

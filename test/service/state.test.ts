@@ -19,7 +19,8 @@ import {
 import { open as openFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PendingStore, readState, StateDirLockedError, writeSnapshot } from '../../src/service/state.js';
+import { PendingStore, readState, writeSnapshot } from '../../src/service/state.js';
+import { StateDirLockedError } from '../../src/service/state-lock.js';
 import { tempDir, waitFor } from './harness.js';
 
 /** Every store a test opened; closed after it (a test may leave one open, as kill -9 would). */
@@ -233,7 +234,7 @@ describe('PendingStore', () => {
     // A pid that does not exist (kill -9 left the lock behind).
     writeFileSync(join(dir, 'lock'), '2147483646\n');
     const { store } = await open(dir);
-    expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid });
     await store.close();
   });
 });

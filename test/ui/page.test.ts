@@ -198,7 +198,9 @@ describe('the continuity page never shows a value, a path, a summary or a key', 
     expect(text.includes(tmpdir())).toBe(false);
     // What is shown instead: the withheld markers, and the sessions themselves.
     expect(text).toContain('(withheld: looks like absolute path)');
-    expect(text).toContain('(withheld: looks like secret)');
+    // A secret-shaped approval reference is refused where the span is read (the opaque-id rule,
+    // SECRET_SHAPES): it never reaches the page, not even as a withheld marker.
+    expect(text).not.toContain(TOKEN_REF);
     expect(text).toContain('cc-1');
     expect(text).toContain(digestValue(DECISIONS.scope));
     expect(text).toMatch(/http:\/\/127\.0\.0\.1:3000\/explore\?trace=[0-9a-f]{32}&amp;span=[0-9a-f]{16}/);

@@ -9,6 +9,7 @@
 
 import { accessSync, constants, readSync, writeSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { SECRET_SHAPE_PATTERN } from '../../decision/rules.js';
 import { isRecord } from './state.js';
 
 /** Largest stdin a hook parses (bytes). Larger input is drained and read from its head only. */
@@ -219,14 +220,17 @@ export function stringField(obj: Record<string, unknown>, key: string, max = 409
 /**
  * Why a present session id cannot be used, or `undefined` when it can. Says why in words and
  * never repeats the id: it may hold shell syntax or terminal escapes. Control characters and
- * white space never belong in an id; the strict opaque-id pattern is checked by the recording
- * paths before anything is stored.
+ * white space never belong in an id, nor a secret shape (`SECRET_SHAPES`); the strict opaque-id
+ * pattern is checked by the recording paths before anything is stored.
  */
 export function sessionIdProblem(id: unknown): string | undefined {
   if (typeof id !== 'string') return 'not a string';
   if (id.length === 0) return 'empty';
   if (id.length > MAX_SESSION_ID) return `longer than ${MAX_SESSION_ID} characters`;
   if (/[\s\u0000-\u001f\u007f]/.test(id)) return 'white space or control characters';
+  // Refused before anything reads or writes state for it: the gate cache, the project index and
+  // the spool would otherwise hold it (issue 26).
+  if (SECRET_SHAPE_PATTERN.test(id)) return 'shaped like a secret (a key or token); it is never stored';
   return undefined;
 }
 
