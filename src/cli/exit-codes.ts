@@ -10,4 +10,20 @@ export const EXIT = {
   badInput: 2,
   /** An environment failure: a file could not be written, a lock could not be taken. */
   environment: 3,
+  /**
+   * No human authority: a command that signs with the approver key (`approve`, `key`, `task seal`)
+   * found no controlling terminal, the passphrase was wrong or cancelled, or the key is not the
+   * one the ledger trusts. Nothing was recorded.
+   */
+  noHuman: 4,
 } as const;
+
+/** An error the CLI reports with its own exit code and message. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+  }
+}

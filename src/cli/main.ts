@@ -9,23 +9,16 @@ import { registerApprove } from './commands/approve.js';
 import { registerClassify } from './commands/classify.js';
 import { registerHook } from './commands/hook.js';
 import { registerInit } from './commands/init.js';
+import { registerKey } from './commands/key.js';
 import { registerLedger } from './commands/ledger.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerObserve } from './commands/observe.js';
 import { registerServe } from './commands/serve.js';
 import { registerSnapshot } from './commands/snapshot.js';
 import { registerStatus } from './commands/status.js';
-import { EXIT } from './exit-codes.js';
+import { CliError, EXIT } from './exit-codes.js';
 
-/** An error the CLI reports with its own exit code and message. */
-export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number) {
-    super(message);
-    this.name = 'CliError';
-    this.exitCode = exitCode;
-  }
-}
+export { CliError } from './exit-codes.js';
 
 /**
  * Commander checks mandatory options before unknown ones, so `--sesion x` was reported as a
@@ -69,6 +62,7 @@ export function buildProgram(): Command {
   registerClassify(program);
   registerSnapshot(program);
   registerApprove(program);
+  registerKey(program);
   registerStatus(program);
   registerLedger(program);
   registerServe(program);

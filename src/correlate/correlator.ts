@@ -25,6 +25,10 @@
  * - At most `maxPendingBoundaries` are pending; the oldest is evicted (`evicted`, `unverified`).
  * - The same span seen twice (OTLP retries) is ignored.
  */
+
+import type { KeyObject } from 'node:crypto';
+import { keyIdOfHex, publicKeyFromHex } from '../authority/signing.js';
+import { judgeApproval, type TrustedKeys } from '../authority/trust.js';
 import { approvalCountsTowardPre } from '../classify/approval-rule.js';
 import { type Classification, classify } from '../classify/classify.js';
 import type { ContinuityReason, ContinuityState } from '../classify/states.js';
@@ -105,6 +109,17 @@ interface Session {
   touchedAtMs: number;
 }
 
+/** The trusted keys of a list of approver public keys (hex), or null when approvals are not verified. */
+function trustOf(hexes: readonly string[] | null): TrustedKeys | null {
+  if (hexes === null) return null;
+  const keys = new Map<string, KeyObject>();
+  for (const hex of hexes) {
+    const key = publicKeyFromHex(hex);
+    if (key) keys.set(keyIdOfHex(hex), key);
+  }
+  return { keys, current: null };
+}
+
 const NEEDS_HUMAN: ReadonlySet<ContinuityState> = new Set<ContinuityState>(['dropped', 'conflicting']);
 
 /** Correlates compaction events per session into classified boundaries. See the module comment. */
@@ -124,9 +139,12 @@ export class Correlator {
     evicted: 0,
     approvalsDropped: 0,
     malformedApprovals: 0,
+    approvalAttempts: { unsigned: 0, bad_signature: 0, unknown_key: 0, other_boundary: 0 },
     duplicates: 0,
     unrecoverable: 0,
   };
+  /** The approver keys approvals are verified with, or null when they are not verified. */
+  private readonly _trust: TrustedKeys | null;
 
   /** Creates a correlator; bad options are clamped and listed in {@link Correlator.warnings}. */
   constructor(options: CorrelatorOptions = {}) {
@@ -134,6 +152,7 @@ export class Correlator {
     this.options = resolved.options;
     this.warnings = resolved.warnings;
     this._minWindowMs = Math.min(...Object.values(this.options.postWindowsMs));
+    this._trust = trustOf(this.options.approverKeys);
   }
 
   /** Boundaries waiting for their post observation, plus posts waiting for their pre. */
@@ -148,7 +167,7 @@ export class Correlator {
 
   /** Self-observability counters (a copy). */
   get stats(): CorrelatorStats {
-    return { ...this._stats };
+    return { ...this._stats, approvalAttempts: { ...this._stats.approvalAttempts } };
   }
 
   /** The post window of a runtime, in milliseconds. */
@@ -167,7 +186,8 @@ export class Correlator {
         break;
       case 'approval':
         if (event.approval === null) this._stats.malformedApprovals++;
-        else this._addApproval(s, event.approval, nowMs);
+        else if (this._counts(event.sessionId, event.approval, s))
+          this._addApproval(s, event.approval, nowMs);
         break;
       case 'pre':
         this._observePre(s, event, nowMs, out);
@@ -475,6 +495,19 @@ export class Correlator {
       out.push(this._resolveOrphan(s, older, false));
     }
     this._setHeld(s, ev, nowMs);
+  }
+
+  /**
+   * True when the approval counts: always without approver keys; with them, only with a valid
+   * signature by one of them (for the pending boundary, when one is pending). Else the attempt is
+   * counted by its result and the approval is kept out of every classification.
+   */
+  private _counts(sessionId: string, approval: Approval, s: Session): boolean {
+    if (this._trust === null) return true;
+    const result = judgeApproval({ ...approval, sessionId }, this._trust, s.pending?.boundaryId ?? undefined);
+    if (result === 'signed') return true;
+    this._stats.approvalAttempts[result]++;
+    return false;
   }
 
   private _addApproval(s: Session, approval: Approval, nowMs: number): void {

@@ -2,6 +2,7 @@
  * Correlator options: defaults applied with `??`, bad values clamped with a warning (returned, so
  * the pure correlator stays free of I/O; the processor and the service log them).
  */
+import { PUBLIC_KEY_PATTERN } from '../authority/patterns.js';
 import { type CorrelatorOptions, DEFAULT_POST_WINDOWS_MS, type ResolvedCorrelatorOptions } from './types.js';
 
 /** Defaults of {@link CorrelatorOptions} other than the post windows. */
@@ -24,6 +25,16 @@ function positiveInt(
   if (typeof v === 'number' && Number.isFinite(v) && v >= min) return Math.floor(v);
   warnings.push(`${name}: expected a number >= ${min}, got ${String(v)}; using ${fallback}`);
   return fallback;
+}
+
+/** The approver keys that are keys; each other entry adds a warning (and trusts nothing). */
+function approverKeys(keys: readonly string[], warnings: string[]): readonly string[] {
+  const out: string[] = [];
+  for (const [i, k] of keys.entries()) {
+    if (typeof k === 'string' && PUBLIC_KEY_PATTERN.test(k)) out.push(k);
+    else warnings.push(`approverKeys[${i}]: expected an Ed25519 public key in 64 hex digits; ignored`);
+  }
+  return Object.freeze(out);
 }
 
 /** Applies defaults and clamps bad combinations; every clamp adds one warning. */
@@ -87,6 +98,7 @@ export function resolveCorrelatorOptions(options: CorrelatorOptions = {}): {
         CORRELATOR_DEFAULTS.sessionTtlMs,
         warnings,
       ),
+      approverKeys: options.approverKeys === undefined ? null : approverKeys(options.approverKeys, warnings),
     },
     warnings,
   };

@@ -57,6 +57,15 @@ export interface CorrelatorOptions {
   maxSessions?: number;
   /** A session with nothing pending is forgotten after this long without an event, in ms. Default 86 400 000 (24 h). */
   sessionTtlMs?: number;
+  /**
+   * Approver public keys (Ed25519, the raw key in 64 hex digits) whose signatures make an approval
+   * count. When set (even to an empty list), an approval span counts only with a valid signature
+   * by one of these keys over its fields and boundary; every other approval is kept out of the
+   * classification and counted in {@link CorrelatorStats.approvalAttempts} (docs/security.md).
+   * `continuity serve` always sets it, from its own configuration. Default: not set, for an
+   * in-process processor whose approvals come from its own application.
+   */
+  approverKeys?: readonly string[];
 }
 
 /** The options after defaults and clamping. */
@@ -67,6 +76,8 @@ export interface ResolvedCorrelatorOptions {
   maxApprovalsPerBoundary: number;
   maxSessions: number;
   sessionTtlMs: number;
+  /** The approver keys, or null when approvals are not verified. */
+  approverKeys: readonly string[] | null;
 }
 
 /**
@@ -183,6 +194,9 @@ export interface SessionView {
   } | null;
 }
 
+/** Why an approval did not count (see `../authority/trust.ts`). */
+export type ApprovalAttemptResult = 'unsigned' | 'bad_signature' | 'unknown_key' | 'other_boundary';
+
 /** Counters the correlator keeps about itself (self-observability). */
 export interface CorrelatorStats {
   /** Pending boundaries and held posts evicted to stay within `maxPendingBoundaries`. */
@@ -191,6 +205,11 @@ export interface CorrelatorStats {
   approvalsDropped: number;
   /** Approval spans whose attributes were malformed (ignored). */
   malformedApprovals: number;
+  /**
+   * Approvals that did not count because their proof failed (with `approverKeys` set), by result:
+   * no signature, a bad one, an unknown key, or a signature for another boundary.
+   */
+  approvalAttempts: Record<ApprovalAttemptResult, number>;
   /** Duplicate pre or post spans ignored (same span, or a post of an already resolved boundary). */
   duplicates: number;
   /** Imported entries that could not be recovered (resolved to `unverified`, or unreadable). */

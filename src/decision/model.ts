@@ -6,6 +6,7 @@
  * `src/digest/`; every type below carries digests, identifiers, integers and timestamps.
  */
 import { z } from 'zod';
+import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import { DECISION_NAME_PATTERN } from './names.js';
 import { DIGEST_PATTERN, NORMALIZER_VERSION, OPAQUE_ID_PATTERN, secretShapeOf } from './rules.js';
 import { isRfc3339Utc } from './time.js';
@@ -86,7 +87,11 @@ export const SnapshotSchema = z.strictObject({
 /** The decisions of one session observed at one moment, with the normalizer version. */
 export type Snapshot = z.infer<typeof SnapshotSchema>;
 
-/** An explicit human approval of a change of one decision from one digest to another. */
+/**
+ * An approval of a change of one decision from one digest to another. It counts as a human's only
+ * with its proof (`boundaryId`, `keyId`, `signature`) verified against a trusted approver key;
+ * without it, it is kept as evidence of an attempt (docs/security.md).
+ */
 export const ApprovalSchema = z.strictObject({
   decision: DecisionNameSchema,
   fromDigest: DigestSchema,
@@ -94,6 +99,15 @@ export const ApprovalSchema = z.strictObject({
   approvalRef: OpaqueIdSchema,
   approvedBy: OpaqueIdSchema,
   approvedAt: TimestampSchema,
+  /** The boundary the approval is for (part of what is signed). */
+  boundaryId: OpaqueIdSchema.optional(),
+  /** The approver key that signed it: `ed25519:<32 hex>`. */
+  keyId: z.string().regex(KEY_ID_PATTERN, { error: 'expected a key id ed25519:<32 hex>' }).optional(),
+  /** The Ed25519 signature of the approval statement (docs/security.md), 128 hex digits. */
+  signature: z
+    .string()
+    .regex(SIGNATURE_PATTERN, { error: 'expected a signature of 128 hex digits' })
+    .optional(),
 });
 /** An explicit human approval of one decision's change from one digest to another. */
 export type Approval = z.infer<typeof ApprovalSchema>;

@@ -11,8 +11,16 @@
  * turns this boundary's change into `approved_change`. Without a pre snapshot, approvals after
  * the boundary's first record are kept (the classifier answers `pre_snapshot_missing` anyway).
  *
+ * **Only a human's approval counts.** Each approval is judged against the approver keys pinned
+ * beside the ledger (`../authority/trust.ts`): it counts only with a valid signature by a trusted
+ * key over its own fields and this boundary. An unsigned, badly signed or foreign-key approval,
+ * or a signed one copied from another boundary, is kept in `approvalAttempts` as evidence of an
+ * attempt and never reaches `classify()`.
+ *
  * Imports only types (erased) and lean local modules (`approval-rule.ts`).
  */
+
+import { type ApprovalProof, judgeApproval, type TrustedKeys } from '../authority/trust.js';
 import { approvalCountsTowardPre } from '../classify/approval-rule.js';
 import type { ActivityState, Approval, Snapshot } from '../decision/model.js';
 import type { EntryKind } from './session-index.js';
@@ -49,6 +57,17 @@ export interface ClassificationReceipt {
   evidence: { pre: number | null; post: number | null; boundary: number | null; approvals: number[] };
 }
 
+/** An approval that does not count: kept as the evidence of an attempt. */
+export interface ApprovalAttempt {
+  seq: number;
+  decision: string;
+  approvalRef: string;
+  /** Why it does not count. */
+  result: Exclude<ApprovalProof, 'signed'>;
+  /** The key id it claims, when it names one. */
+  keyId?: string;
+}
+
 /** The evidence of one session's boundary, ready for `classify()`. */
 export interface BoundaryEvidence {
   sessionId: string;
@@ -59,8 +78,15 @@ export interface BoundaryEvidence {
   post: Snapshot | null;
   /** Where the latest post snapshot's restatement came from, when it says (see {@link Provenance}). */
   provenance?: Provenance;
-  /** The session's approvals recorded after the boundary's pre snapshot, in ledger order. */
+  /**
+   * The session's approvals recorded after the boundary's pre snapshot, in ledger order, that a
+   * trusted approver key signed for this boundary: the only ones that count.
+   */
   approvals: Approval[];
+  /** Approvals recorded after the pre snapshot that do not count (unsigned, bad, foreign key). */
+  approvalAttempts: ApprovalAttempt[];
+  /** The approver key chain's break, when the pin beside the ledger does not hold. */
+  approverKeyChanged?: string;
   /** The runtime's report of the compaction, or null. */
   boundary: BoundaryReport | null;
   /** Snapshots that could not be taken for this boundary, in ledger order. */
@@ -218,6 +244,8 @@ function toSnapshot(rec: Rec, seq: number): Snapshot {
 }
 
 function toApproval(rec: Rec, seq: number): Approval {
+  const opt = (key: 'boundaryId' | 'keyId' | 'signature') =>
+    typeof rec[key] === 'string' ? { [key]: rec[key] as string } : {};
   return {
     decision: str(rec, 'decision', seq),
     fromDigest: str(rec, 'fromDigest', seq),
@@ -225,6 +253,9 @@ function toApproval(rec: Rec, seq: number): Approval {
     approvalRef: str(rec, 'approvalRef', seq),
     approvedBy: str(rec, 'approvedBy', seq),
     approvedAt: str(rec, 'approvedAt', seq),
+    ...opt('boundaryId'),
+    ...opt('keyId'),
+    ...opt('signature'),
   };
 }
 
@@ -240,20 +271,36 @@ export function buildEvidence<T>(
   sessionId: string,
   sel: BoundarySelector<T>,
   load: (c: Candidate<T>) => Rec,
+  trust: TrustedKeys,
 ): BoundaryEvidence | null {
   if (sel.boundaryId === null) return null;
+  const boundaryId = sel.boundaryId;
   const preRec = sel.pre ? load(sel.pre) : undefined;
   const postRec = sel.post ? load(sel.post) : undefined;
   const bRec = sel.boundary ? load(sel.boundary) : undefined;
   const rRec = sel.receipt ? load(sel.receipt) : undefined;
   // Recorded after the pre by ledger order (counted) and by the records' own times: the rule the
-  // service applies too, where only the times are known (approval-rule.ts).
+  // service applies too, where only the times are known (approval-rule.ts); then judged by its proof.
   const preCapturedAt = preRec && typeof preRec.capturedAt === 'string' ? preRec.capturedAt : null;
-  const approvals = sel.counted().filter((c) => {
-    const at = load(c).approvedAt;
+  const approvals: Array<{ seq: number; approval: Approval }> = [];
+  const approvalAttempts: ApprovalAttempt[] = [];
+  for (const c of sel.counted()) {
+    const rec = load(c);
     // A malformed record is left for toApproval to report.
-    return typeof at !== 'string' || approvalCountsTowardPre(at, preCapturedAt);
-  });
+    if (typeof rec.approvedAt === 'string' && !approvalCountsTowardPre(rec.approvedAt, preCapturedAt))
+      continue;
+    const approval = toApproval(rec, c.seq);
+    const result = judgeApproval({ ...approval, sessionId }, trust, boundaryId);
+    if (result === 'signed') approvals.push({ seq: c.seq, approval });
+    else
+      approvalAttempts.push({
+        seq: c.seq,
+        decision: approval.decision,
+        approvalRef: approval.approvalRef,
+        result,
+        ...(approval.keyId !== undefined && { keyId: approval.keyId }),
+      });
+  }
   const boundary: BoundaryReport | null =
     bRec && sel.boundary
       ? {
@@ -288,7 +335,9 @@ export function buildEvidence<T>(
     ...(postRec && PROVENANCES.includes(postRec.provenance as Provenance)
       ? { provenance: postRec.provenance as Provenance }
       : {}),
-    approvals: approvals.map((c) => toApproval(load(c), c.seq)),
+    approvals: approvals.map((a) => a.approval),
+    approvalAttempts,
+    ...(trust.broken && { approverKeyChanged: trust.broken.message }),
     boundary,
     evidenceMissing: sel.missing.map((c) => {
       const r = load(c);
@@ -306,7 +355,7 @@ export function buildEvidence<T>(
       pre: sel.pre?.seq ?? null,
       post: sel.post?.seq ?? null,
       boundary: sel.boundary?.seq ?? null,
-      approvals: approvals.map((c) => c.seq),
+      approvals: approvals.map((a) => a.seq),
     },
     receipt,
   };

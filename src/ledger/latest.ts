@@ -15,6 +15,7 @@
  * It trusts the bytes it reads: the chain is checked by `continuity ledger verify`, not here.
  */
 import { closeSync, constants, fstatSync, readSync } from 'node:fs';
+import { type TrustedKeys, trustedKeysOf } from '../authority/trust.js';
 import {
   type ActivityEvidence,
   type BoundaryEvidence,
@@ -182,10 +183,11 @@ function evidenceFrom(
   fd: number,
   sessionId: string,
   candidates: Candidate<Handle>[],
+  trust: TrustedKeys,
 ): BoundaryEvidence | null {
   const sel = new BoundarySelector<Handle>();
   for (const c of candidates) sel.feed(c);
-  const ev = buildEvidence(sessionId, sel, (c) => loadEntry(fd, sessionId, c));
+  const ev = buildEvidence(sessionId, sel, (c) => loadEntry(fd, sessionId, c), trust);
   if (ev) {
     ev.locations = sel
       .needed()
@@ -203,6 +205,7 @@ function latestFromIndex(
   fd: number,
   ledgerPath: string,
   sessionId: string,
+  trust: TrustedKeys,
 ): BoundaryEvidence | null | undefined {
   const { indexDir } = sidecarPaths(ledgerPath);
   // Order matters: `covered`, then the index files, then the file size. Writers append the
@@ -217,7 +220,7 @@ function latestFromIndex(
   const candidates = sessionCandidates(indexDir, sessionId, read, tail, size);
   if (!candidates) return undefined;
   try {
-    return evidenceFrom(fd, sessionId, candidates);
+    return evidenceFrom(fd, sessionId, candidates, trust);
   } catch (e) {
     if (e instanceof StaleIndex) return undefined;
     throw e;
@@ -238,15 +241,16 @@ export function readLatestBoundary(
   const fd = openForRead(ledgerPath);
   if (fd === undefined) return null;
   try {
+    const trust = trustedKeysOf(ledgerPath);
     return onFile(ledgerPath, 'read', () => {
       if (!options.forceScan) {
-        const ev = latestFromIndex(fd, ledgerPath, sessionId);
+        const ev = latestFromIndex(fd, ledgerPath, sessionId, trust);
         if (ev !== undefined) {
           options.onPath?.('index');
           return ev;
         }
       }
-      const ev = evidenceFrom(fd, sessionId, scanCandidates(fd, sessionId, 0, fstatSync(fd).size));
+      const ev = evidenceFrom(fd, sessionId, scanCandidates(fd, sessionId, 0, fstatSync(fd).size), trust);
       options.onPath?.('scan');
       return ev;
     });
@@ -352,17 +356,17 @@ function firstSeq(e: BoundaryEvidence): number {
   );
 }
 
-function allFromScan(fd: number): BoundaryEvidence[] {
+function allFromScan(fd: number, trust: TrustedKeys): BoundaryEvidence[] {
   const out: BoundaryEvidence[] = [];
   for (const [sessionId, candidates] of scanAllCandidates(fd, 0, fstatSync(fd).size)) {
-    const ev = evidenceFrom(fd, sessionId, candidates);
+    const ev = evidenceFrom(fd, sessionId, candidates, trust);
     if (ev) out.push(ev);
   }
   return out;
 }
 
 /** Every session's evidence from the index, or undefined when the index cannot be used. */
-function allFromIndex(fd: number, ledgerPath: string): BoundaryEvidence[] | undefined {
+function allFromIndex(fd: number, ledgerPath: string, trust: TrustedKeys): BoundaryEvidence[] | undefined {
   const { indexDir } = sidecarPaths(ledgerPath);
   const covered = readCovered(indexDir);
   if (!covered) return undefined;
@@ -379,7 +383,7 @@ function allFromIndex(fd: number, ledgerPath: string): BoundaryEvidence[] | unde
       const read = reads.get(sessionId) ?? { opened: undefined, entries: [] };
       const candidates = sessionCandidates(indexDir, sessionId, read, tails.get(sessionId) ?? [], size);
       if (!candidates) return undefined;
-      const ev = evidenceFrom(fd, sessionId, candidates);
+      const ev = evidenceFrom(fd, sessionId, candidates, trust);
       if (ev) out.push(ev);
     }
   } catch (e) {
@@ -398,10 +402,11 @@ export function readAllLatestBoundaries(ledgerPath: string, options: LatestOptio
   const fd = openForRead(ledgerPath);
   if (fd === undefined) return [];
   try {
+    const trust = trustedKeysOf(ledgerPath);
     return onFile(ledgerPath, 'read', () => {
-      let out = options.forceScan ? undefined : allFromIndex(fd, ledgerPath);
+      let out = options.forceScan ? undefined : allFromIndex(fd, ledgerPath, trust);
       options.onPath?.(out ? 'index' : 'scan');
-      out ??= allFromScan(fd);
+      out ??= allFromScan(fd, trust);
       return out.sort((a, b) => firstSeq(a) - firstSeq(b));
     });
   } finally {

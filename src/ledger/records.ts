@@ -8,6 +8,7 @@
  * paths, secrets or free text inside the fields that do exist.
  */
 import { z } from 'zod';
+import { KEY_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import { ALL_REASONS, CONTINUITY_STATES } from '../classify/states.js';
 import {
   ACTIVITY_STATES,
@@ -126,6 +127,20 @@ export const ActivityRecordSchema = z.strictObject({
   at: TimestampSchema,
 });
 
+/**
+ * An approver key certificate (docs/security.md): the key, when it was made, the key it replaces
+ * and the signature (by the replaced key, or its own for the first). Appended when a human pins a
+ * key on this ledger, so `ledger verify` can check the pin beside the ledger against it.
+ */
+export const ApproverKeyRecordSchema = z.strictObject({
+  type: z.literal('approver_key'),
+  keyId: z.string().regex(KEY_ID_PATTERN, { error: 'expected a key id ed25519:<32 hex>' }),
+  publicKey: z.string().regex(PUBLIC_KEY_PATTERN, { error: 'expected a public key of 64 hex digits' }),
+  createdAt: TimestampSchema,
+  previous: z.string().regex(KEY_ID_PATTERN).nullable(),
+  signature: z.string().regex(SIGNATURE_PATTERN, { error: 'expected a signature of 128 hex digits' }),
+});
+
 /** Any record as given to `append`: without `v`, `seq`, `prev` and `hash`, which the ledger adds. */
 export const NewRecordSchema = z.discriminatedUnion(
   'type',
@@ -136,8 +151,12 @@ export const NewRecordSchema = z.discriminatedUnion(
     EvidenceMissingRecordSchema,
     BoundaryRecordSchema,
     ActivityRecordSchema,
+    ApproverKeyRecordSchema,
   ],
-  { error: 'expected type snapshot, approval, classification, evidence_missing, boundary or activity' },
+  {
+    error:
+      'expected type snapshot, approval, classification, evidence_missing, boundary, activity or approver_key',
+  },
 );
 
 /** The chain fields every stored line carries. */
@@ -156,6 +175,7 @@ export const StoredRecordSchema = z.discriminatedUnion('type', [
   EvidenceMissingRecordSchema.extend(ChainFieldsSchema.shape),
   BoundaryRecordSchema.extend(ChainFieldsSchema.shape),
   ActivityRecordSchema.extend(ChainFieldsSchema.shape),
+  ApproverKeyRecordSchema.extend(ChainFieldsSchema.shape),
 ]);
 
 export type SnapshotRecord = z.infer<typeof SnapshotRecordSchema>;
@@ -164,6 +184,7 @@ export type ClassificationRecord = z.infer<typeof ClassificationRecordSchema>;
 export type EvidenceMissingRecord = z.infer<typeof EvidenceMissingRecordSchema>;
 export type BoundaryRecord = z.infer<typeof BoundaryRecordSchema>;
 export type ActivityRecord = z.infer<typeof ActivityRecordSchema>;
+export type ApproverKeyRecord = z.infer<typeof ApproverKeyRecordSchema>;
 /** A record as given to `append`. */
 export type NewRecord = z.infer<typeof NewRecordSchema>;
 /** The chain fields the ledger adds to every record. */

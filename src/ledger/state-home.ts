@@ -12,7 +12,7 @@ export const STATE_DIR_NAME = 'agent-continuity';
  * The user's home directory: `HOME` when it is an absolute path, else the account's home from the
  * system (a relative `HOME` would put the state in whatever directory a process runs in).
  */
-function homeOf(env: NodeJS.ProcessEnv): string {
+export function homeOf(env: NodeJS.ProcessEnv): string {
   if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
   try {
     const home = userInfo().homedir;

@@ -14,6 +14,7 @@ export const RECORD_TYPES = [
   'evidence_missing',
   'boundary',
   'activity',
+  'approver_key',
 ] as const;
 /** One of {@link RECORD_TYPES}. */
 export type RecordType = (typeof RECORD_TYPES)[number];

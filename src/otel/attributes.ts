@@ -13,6 +13,7 @@
  * evidence missing, so its boundary resolves to `unverified`, never to a fabricated match.
  */
 import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api';
+import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import type { Classification } from '../classify/classify.js';
 import type { Approval, DecisionMap, DecisionObservation, Snapshot } from '../decision/model.js';
 import { DECISION_NAME_PATTERN } from '../decision/names.js';
@@ -23,9 +24,12 @@ import {
   ATTR_ACTIVITY_STATE,
   ATTR_APPROVAL_APPROVED_AT,
   ATTR_APPROVAL_APPROVED_BY,
+  ATTR_APPROVAL_BOUNDARY_ID,
   ATTR_APPROVAL_DECISION,
   ATTR_APPROVAL_FROM_DIGEST,
+  ATTR_APPROVAL_KEY_ID,
   ATTR_APPROVAL_REF,
+  ATTR_APPROVAL_SIGNATURE,
   ATTR_APPROVAL_TO_DIGEST,
   ATTR_BOUNDARY_ID,
   ATTR_CAPTURED_AT,
@@ -214,6 +218,10 @@ export function approvalAttributes(sessionId: string, approval: Approval): Attri
     [ATTR_APPROVAL_REF]: approval.approvalRef,
     [ATTR_APPROVAL_APPROVED_BY]: approval.approvedBy,
     [ATTR_APPROVAL_APPROVED_AT]: approval.approvedAt,
+    // The proof: ids and a signature, never the key.
+    ...(approval.boundaryId !== undefined && { [ATTR_APPROVAL_BOUNDARY_ID]: approval.boundaryId }),
+    ...(approval.keyId !== undefined && { [ATTR_APPROVAL_KEY_ID]: approval.keyId }),
+    ...(approval.signature !== undefined && { [ATTR_APPROVAL_SIGNATURE]: approval.signature }),
   };
 }
 
@@ -300,6 +308,9 @@ export const SPAN_LEVEL_KEYS: readonly string[] = Object.freeze([
   ATTR_APPROVAL_REF,
   ATTR_APPROVAL_APPROVED_BY,
   ATTR_APPROVAL_APPROVED_AT,
+  ATTR_APPROVAL_BOUNDARY_ID,
+  ATTR_APPROVAL_KEY_ID,
+  ATTR_APPROVAL_SIGNATURE,
 ]);
 
 /** The decision fields {@link readCompactionEvent} reads (`continuity.decision.<name>.<field>`). */
@@ -556,7 +567,22 @@ function readApproval(attributes: CompactionAttributeSource): Approval | undefin
   if (typeof approvalRef !== 'string' || !OPAQUE_ID_PATTERN.test(approvalRef)) return undefined;
   if (typeof approvedBy !== 'string' || !OPAQUE_ID_PATTERN.test(approvedBy)) return undefined;
   if (typeof approvedAt !== 'string' || !isRfc3339Utc(approvedAt)) return undefined;
-  return { decision, fromDigest, toDigest, approvalRef, approvedBy, approvedAt };
+  // The proof is read when well-formed and left out otherwise: an approval without it is kept as
+  // an attempt by a verifying reader, never dropped as malformed.
+  const boundaryId = attributes.attribute(ATTR_APPROVAL_BOUNDARY_ID);
+  const keyId = attributes.attribute(ATTR_APPROVAL_KEY_ID);
+  const signature = attributes.attribute(ATTR_APPROVAL_SIGNATURE);
+  return {
+    decision,
+    fromDigest,
+    toDigest,
+    approvalRef,
+    approvedBy,
+    approvedAt,
+    ...(typeof boundaryId === 'string' && OPAQUE_ID_PATTERN.test(boundaryId) && { boundaryId }),
+    ...(typeof keyId === 'string' && KEY_ID_PATTERN.test(keyId) && { keyId }),
+    ...(typeof signature === 'string' && SIGNATURE_PATTERN.test(signature) && { signature }),
+  };
 }
 
 /** An integer >= 1 from a number or a decimal string (OTLP JSON carries int64 as strings). */

@@ -17,6 +17,7 @@ import {
   type Meter,
   type MeterProvider,
   metrics,
+  type ObservableCounter,
   type ObservableGauge,
   type ObservableResult,
 } from '@opentelemetry/api';
@@ -25,10 +26,12 @@ import { WELL_KNOWN_DECISIONS } from '../decision/names.js';
 import {
   INSTRUMENTATION_SCOPE,
   KNOWN_RUNTIMES,
+  METRIC_APPROVAL_ATTEMPTS,
   METRIC_ATTR_ACTIVITY,
   METRIC_ATTR_BOUNDARY_ID,
   METRIC_ATTR_PRIMARY_DECISION,
   METRIC_ATTR_REASON,
+  METRIC_ATTR_RESULT,
   METRIC_ATTR_RUNTIME,
   METRIC_ATTR_SESSION_ID,
   METRIC_ATTR_STATE,
@@ -82,6 +85,8 @@ export interface ContinuityMetricsSource {
   readonly pendingCount: number;
   sessionSummary(): SessionSummaryEntry[];
   needsHuman(limit: number): NeedsHumanEntry[];
+  /** The correlator's own counters; `approvalAttempts` feeds the attempts counter when present. */
+  readonly stats?: { readonly approvalAttempts?: Readonly<Record<string, number>> };
 }
 
 /** Options of {@link ContinuityMetrics}. */
@@ -99,7 +104,7 @@ interface Instruments {
   boundaries: Counter;
   evictions: Counter;
   duration: Histogram;
-  gauges: ObservableGauge[];
+  gauges: Array<ObservableGauge | ObservableCounter>;
 }
 
 /** Records the continuity metrics. Never throws: a failing instrument must not break the agent. */
@@ -277,7 +282,21 @@ export class ContinuityMetrics {
         lastNeedsHuman = now;
       }),
     );
-    return { boundaries, evictions, duration, gauges: [sessions, pending, needsHuman] };
+    // Approvals that did not count: observed from the correlator's counts (cumulative, so a
+    // restart that replays the journal reports the same totals), every result from 0 on, so an
+    // alert on `increase()` sees the first attempt.
+    const attempts = meter.createObservableCounter(METRIC_APPROVAL_ATTEMPTS, {
+      unit: def[METRIC_APPROVAL_ATTEMPTS].unit,
+      description: def[METRIC_APPROVAL_ATTEMPTS].description,
+    });
+    attempts.addCallback((result) =>
+      guarded(result, (res) => {
+        const counts = this._source.stats?.approvalAttempts;
+        if (!counts) return;
+        for (const [reason, n] of Object.entries(counts)) res.observe(n, { [METRIC_ATTR_RESULT]: reason });
+      }),
+    );
+    return { boundaries, evictions, duration, gauges: [sessions, pending, needsHuman, attempts] };
   }
 }
 

@@ -104,6 +104,12 @@ export const ATTR_APPROVAL_TO_DIGEST = 'continuity.approval.to_digest' as const;
 export const ATTR_APPROVAL_REF = 'continuity.approval.ref' as const;
 export const ATTR_APPROVAL_APPROVED_BY = 'continuity.approval.approved_by' as const;
 export const ATTR_APPROVAL_APPROVED_AT = 'continuity.approval.approved_at' as const;
+/** The boundary the approval was signed for. */
+export const ATTR_APPROVAL_BOUNDARY_ID = 'continuity.approval.boundary_id' as const;
+/** The approver key that signed the approval, `ed25519:<32 hex>` (an id, never the key). */
+export const ATTR_APPROVAL_KEY_ID = 'continuity.approval.key_id' as const;
+/** The Ed25519 signature of the approval statement, 128 hex digits (docs/security.md). */
+export const ATTR_APPROVAL_SIGNATURE = 'continuity.approval.signature' as const;
 
 // ── Written by the processor ─────────────────────────────────────────────────────────────────
 export const ATTR_CONTINUITY_STATE = 'continuity.state' as const;
@@ -192,6 +198,15 @@ export function prometheusLabel(key: string): string {
   return key.replace(/[^A-Za-z0-9_]/g, '_');
 }
 
+/**
+ * Approvals that did not count, by {@link METRIC_ATTR_RESULT}: unsigned, badly signed, signed by
+ * a key `continuity serve` does not trust, or signed for another boundary. Each is an attempt to
+ * approve without the human's key; the `ContinuityApprovalAttempt` alert fires on any.
+ */
+export const METRIC_APPROVAL_ATTEMPTS = 'continuity.approval.attempts' as const;
+/** Why an approval did not count, on {@link METRIC_APPROVAL_ATTEMPTS}. */
+export const METRIC_ATTR_RESULT = 'continuity.result' as const;
+
 /** Instrument descriptions and units, defined beside the names. */
 export const METRIC_DEFINITIONS = {
   [METRIC_BOUNDARIES]: {
@@ -225,6 +240,12 @@ export const METRIC_DEFINITIONS = {
     description:
       'Latest boundary of each session that needs a human (dropped or conflicting): 1, then 0 once it no longer does.',
   },
+  [METRIC_APPROVAL_ATTEMPTS]: {
+    kind: 'counter',
+    unit: '{approval}',
+    description:
+      'Approvals that did not count (no valid signature by a trusted approver key), by result: unsigned, bad_signature, unknown_key, other_boundary.',
+  },
 } as const;
 
 /** The Prometheus names the metrics above become through the Prometheus exporter or a collector. */
@@ -235,6 +256,7 @@ export const PROMETHEUS_NAMES = {
   [METRIC_REOBSERVATION_DURATION]: 'continuity_reobservation_duration_seconds',
   [METRIC_EVICTIONS]: 'continuity_evictions_total',
   [METRIC_NEEDS_HUMAN]: 'continuity_needs_human',
+  [METRIC_APPROVAL_ATTEMPTS]: 'continuity_approval_attempts_total',
 } as const;
 
 /** Runtime names known to the defaults (post windows and the like); others are allowed. */

@@ -5,11 +5,14 @@
  * Precedence: defaults < YAML file < environment. Every problem names the key path (and the
  * environment variable when one set it) and what was expected, so a person can fix it.
  */
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { PUBLIC_KEY_PATTERN } from '../authority/patterns.js';
+import { publicKeyHex } from '../authority/signing.js';
 import { formatPath, InputError, type InputProblem } from '../decision/problems.js';
 import { defaultStateDir as userStateDir } from '../ledger/state-home.js';
 import { UiConfigSchema } from '../ui/config.js';
@@ -255,6 +258,26 @@ export const ServiceConfigSchema = z.strictObject({
       maxPendingBoundaries: PositiveInt('a count').optional(),
       /** How often expired post windows are checked. Default 1s. */
       expireInterval: Duration.prefault('1s'),
+      /**
+       * The approver public keys an approval must be signed by to count (docs/security.md): each
+       * the raw Ed25519 key in 64 hex digits, or the path of a public key PEM file
+       * (`continuity key show` prints both). Default none: no approval counts, and every one
+       * received is counted as an attempt. Resolved to hex digits when the configuration loads.
+       */
+      approverKeys: z
+        .preprocess(
+          (v) =>
+            typeof v === 'string'
+              ? v
+                  .split(',')
+                  .map((k) => k.trim())
+                  .filter((k) => k.length > 0)
+              : v,
+          z.array(z.string({ error: 'expected a public key (64 hex digits) or a PEM file path' }).min(1), {
+            error: 'expected a list of approver public keys',
+          }),
+        )
+        .default([]),
     })
     .prefault({}),
   state: z
@@ -350,6 +373,9 @@ export function loadServiceConfig(options: LoadConfigOptions = {}): ServiceConfi
     ownAddresses(),
   );
   if (loop) throw new InputError(source, [loop]);
+  config.correlation.approverKeys = config.correlation.approverKeys.map((k, i) =>
+    approverKeyHex(k, `correlation.approverKeys[${i}]`, source),
+  );
   return config;
 }
 
@@ -360,6 +386,30 @@ function ownAddresses(): string[] {
   } catch {
     return [];
   }
+}
+
+/** An approver public key as 64 hex digits, from hex or from a PEM file; InputError when neither. */
+function approverKeyHex(value: string, path: string, source: string): string {
+  if (PUBLIC_KEY_PATTERN.test(value)) return value;
+  let key: KeyObject;
+  try {
+    key = createPublicKey(readFileSync(value, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(source, [
+      {
+        path,
+        message: code
+          ? `cannot read the public key file (${code})`
+          : 'not an Ed25519 public key (64 hex digits, or a PEM file as `continuity key show` prints it)',
+      },
+    ]);
+  }
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new InputError(source, [
+      { path, message: `expected an Ed25519 key, got ${key.asymmetricKeyType}` },
+    ]);
+  return publicKeyHex(key);
 }
 
 function readYamlFile(file: string): unknown {

@@ -16,6 +16,7 @@ export const SERVICE_ENV = {
   CONTINUITY_SERVE_METRICS_PORT: 'metrics.port',
   CONTINUITY_SERVE_LOG_LEVEL: 'log.level',
   CONTINUITY_SERVE_ALLOWED_HOSTS: 'server.allowedHosts',
+  CONTINUITY_SERVE_APPROVER_KEYS: 'correlation.approverKeys',
 } as const;
 
 /** Key paths whose environment value is an integer. */

@@ -205,6 +205,8 @@ export class ContinuityService {
     const stateDir = config.state.dir ?? defaultStateDir(config.server.port, env);
     const correlatorOptions: CorrelatorOptions = {
       postWindowsMs: config.correlation.postWindows,
+      // Always set: the service counts an approval only when a key of its own configuration signed it.
+      approverKeys: config.correlation.approverKeys,
       ...(config.correlation.maxPendingBoundaries !== undefined && {
         maxPendingBoundaries: config.correlation.maxPendingBoundaries,
       }),

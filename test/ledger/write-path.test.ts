@@ -457,7 +457,7 @@ describe('files and paths', () => {
     const ledger = Ledger.open(ledgerPath);
     const stored = await ledger.appendBatch([activity('a'), activity('b'), activity('c')]);
     await ledger.close();
-    expect(stored.map((s) => [s.seq, s.sessionId])).toEqual([
+    expect(stored.map((s) => [s.seq, 'sessionId' in s ? s.sessionId : null])).toEqual([
       [1, 'a'],
       [2, 'b'],
       [3, 'c'],

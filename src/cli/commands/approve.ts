@@ -3,11 +3,16 @@
  * digest) to another. Values are digested with the scheme the session's pre snapshot used for the
  * decision and dropped. See docs/ledger.md.
  *
+ * The approval is signed with the approver key, unlocked by the passphrase the human types at the
+ * controlling terminal for this approval (docs/security.md); without a terminal it refuses (exit 4)
+ * and records nothing. The first use of a key on a ledger pins it there.
+ *
  * With an endpoint configured (`--otlp-endpoint`, `CONTINUITY_OTLP_ENDPOINT`) it then exports an
  * `continuity.approval` span (digests and ids only) in the trace of the session's latest
  * boundary, its id derived from the ledger seq; see `record-export.ts`.
  */
 import type { Command } from 'commander';
+import { approvalStatement, signStatement } from '../../authority/signing.js';
 import { type Approval, DecisionNameSchema, DigestSchema } from '../../decision/model.js';
 import { InputError, type InputProblem } from '../../decision/problems.js';
 import { loadDigestKey } from '../../digest/key-file.js';
@@ -16,6 +21,7 @@ import { type ApprovalSide, buildApproval } from '../../ledger/capture.js';
 import type { BoundaryEvidence } from '../../ledger/evidence.js';
 import { readLatestBoundary } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
+import { atTerminal, certificateRecord, unlockForLedger } from './human.js';
 import {
   addLedgerOptions,
   chainKeyOf,
@@ -195,15 +201,46 @@ export function registerApprove(program: Command): void {
       inherit: latest?.pre ?? null,
     });
     checkChange(record.fromDigest, record.toDigest, pre, latest!, opts.decision);
+    const boundaryId = latest!.boundaryId;
+    // The human: the passphrase typed at this terminal, for this approval, signs it.
+    const signed = await atTerminal('approve', async (term) => {
+      const key = await unlockForLedger(
+        term,
+        'approve',
+        path,
+        process.env,
+        [
+          `Approve a change of decision ${opts.decision}`,
+          `  session  ${opts.session}`,
+          `  boundary ${boundaryId}`,
+          `  from     ${record.fromDigest}`,
+          `  to       ${record.toDigest}`,
+          `  ref ${opts.ref}, by ${opts.by}`,
+        ].join('\n'),
+      );
+      const proof = { boundaryId, keyId: key.keyId };
+      const signature = signStatement(
+        approvalStatement({ ...record, ...proof, sessionId: opts.session }),
+        key.privateKey,
+      );
+      return { key, record: { ...record, ...proof, signature } };
+    });
     const ledger = Ledger.open(path, { chainKey });
     let seq: number;
     try {
-      seq = (await ledger.append(record)).seq;
-      process.stdout.write(`approval recorded: ${opts.decision} (ref ${opts.ref}), seq ${seq}\n`);
+      const stored = await ledger.appendBatch([
+        ...signed.key.newCertificates.map(certificateRecord),
+        signed.record,
+      ]);
+      seq = stored.at(-1)!.seq;
+      signed.key.commitPin();
+      process.stdout.write(
+        `approval recorded: ${opts.decision} (ref ${opts.ref}), seq ${seq}, signed by ${signed.key.keyId}\n`,
+      );
     } finally {
       await ledger.close();
     }
     // Recorded: from here on nothing changes the exit code.
-    await exportRecorded([approvalSpan(opts.session, record, seq, latest?.boundaryId ?? null)], opts, path);
+    await exportRecorded([approvalSpan(opts.session, signed.record, seq, boundaryId)], opts, path);
   });
 }

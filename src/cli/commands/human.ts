@@ -1,0 +1,90 @@
+/**
+ * What every command that exercises a human's authority shares: the terminal, the key store, the
+ * passphrase typed for this one signature, and the pin of the ledger the signature is for.
+ *
+ * The order is deliberate: the person sees what they are about to sign before they are asked for
+ * the passphrase, on the terminal (never on standard output, which the agent may be reading).
+ */
+import type { KeyObject } from 'node:crypto';
+import { approverDir, KeyStoreError, readKeyStore, unlockKey } from '../../authority/key-store.js';
+import { planPin, writePin } from '../../authority/pin.js';
+import type { KeyCertificate } from '../../authority/trust.js';
+import { readPin } from '../../authority/trust.js';
+import { NoTerminalError, openTerminal, PromptAbortedError, type Terminal } from '../../authority/tty.js';
+import type { ApproverKeyRecord } from '../../ledger/records.js';
+import { CliError, EXIT } from '../exit-codes.js';
+
+/** Runs `fn` with the controlling terminal open; maps a missing terminal or a cancel to exit 4. */
+export async function atTerminal<T>(what: string, fn: (term: Terminal) => Promise<T>): Promise<T> {
+  let term: Terminal;
+  try {
+    term = openTerminal(what);
+  } catch (e) {
+    if (e instanceof NoTerminalError) throw new CliError(e.message, EXIT.noHuman);
+    throw e;
+  }
+  try {
+    return await fn(term);
+  } catch (e) {
+    if (e instanceof PromptAbortedError || e instanceof KeyStoreError)
+      throw new CliError(e.message, EXIT.noHuman);
+    throw e;
+  } finally {
+    term.close();
+  }
+}
+
+/** An unlocked approver key and what its use adds to the ledger's pin. */
+export interface HumanKey {
+  privateKey: KeyObject;
+  keyId: string;
+  /** Certificates the ledger's pin does not have yet, to append as `approver_key` records. */
+  newCertificates: KeyCertificate[];
+  /** Writes the extended pin; call after the records are appended. */
+  commitPin: () => void;
+}
+
+/** The ledger record of a certificate. */
+export function certificateRecord(c: KeyCertificate): ApproverKeyRecord {
+  return {
+    type: 'approver_key',
+    keyId: c.keyId,
+    publicKey: c.publicKey,
+    createdAt: c.createdAt,
+    previous: c.previous,
+    signature: c.signature,
+  };
+}
+
+/**
+ * Shows `statement` (what is about to be signed) on the terminal, asks for the passphrase, and
+ * unlocks the key, checking first that the ledger's pin accepts it (exit 4 when not).
+ */
+export async function unlockForLedger(
+  term: Terminal,
+  what: string,
+  ledgerPath: string,
+  env: NodeJS.ProcessEnv,
+  statement: string,
+): Promise<HumanKey> {
+  const store = readKeyStore(approverDir(env));
+  if (!store) {
+    throw new CliError(
+      `${what}: no approver key yet; run \`continuity key init\` yourself, in a terminal, to make one`,
+      EXIT.noHuman,
+    );
+  }
+  const plan = planPin(readPin(ledgerPath), store.chain);
+  if (plan.kind === 'conflict') throw new CliError(`${what}: ${plan.message}`, EXIT.noHuman);
+  const current = store.chain.at(-1)!;
+  term.say(`${statement}\nSigning with approver key ${current.keyId}.\n`);
+  const privateKey = unlockKey(store, await term.secret('Approver passphrase: '));
+  return {
+    privateKey,
+    keyId: current.keyId,
+    newCertificates: plan.kind === 'extend' ? plan.add : [],
+    commitPin: () => {
+      if (plan.kind === 'extend') writePin(ledgerPath, [...plan.pinned, ...plan.add]);
+    },
+  };
+}
