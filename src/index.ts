@@ -195,6 +195,7 @@ export { createContinuity, DEFAULT_LEDGER_TIMEOUT_MS, DEFAULT_RUNTIME } from './
 // → span: the SDK extension's options and results
 export type {
   ApprovalInput,
+  ApprovalSigner,
   CaptureOptions,
   CaptureResult,
   Continuity,

@@ -45,6 +45,7 @@ import {
   SPAN_COMPACTION_POST,
 } from '../otel/semconv.js';
 import { countStates, renderCounts, renderTable } from '../report/table.js';
+import { demoApprover } from './approver.js';
 import { loadReplayFixture, replayCases } from './replay.js';
 import { DEMO_ACTIVITY, type DemoService, parseDemoArgs, startDemoService, untilSignal } from './serve.js';
 
@@ -83,7 +84,10 @@ function otlpExport():
 
 async function main(): Promise<void> {
   const args = parseDemoArgs(process.argv.slice(2));
-  const demo: DemoService | undefined = args.serve ? await startDemoService(args.port) : undefined;
+  const approver = demoApprover();
+  const demo: DemoService | undefined = args.serve
+    ? await startDemoService(args.port, approver.publicKeyHex)
+    : undefined;
   const casesPath = fileURLToPath(new URL('../../examples/six-case/cases.json', import.meta.url));
   const cases = loadReplayFixture(
     JSON.parse(readFileSync(casesPath, 'utf8')),
@@ -106,7 +110,7 @@ async function main(): Promise<void> {
   sdk.start();
 
   const continuity = createContinuity({ runtime: 'sdk' });
-  const replayed = await replayCases(continuity, cases);
+  const replayed = await replayCases(continuity, cases, { approver });
   if (demo) {
     for (const [i, c] of cases.entries())
       await continuity.reportActivity(c.id, DEMO_ACTIVITY[i % DEMO_ACTIVITY.length]!);

@@ -4,10 +4,12 @@
  * timestamps. The raw values go into the extension, which digests them; nothing else sees them.
  * Used by `npm run demo`, the wire test and the extension benchmark.
  */
+
 import type { z } from 'zod';
 import { eventOnlyRule } from '../classify/classify.js';
 import { FixtureSchema, parseFixture } from '../fixture/cases.js';
 import type { Continuity, DecisionInput, ObserveResult } from '../otel/types.js';
+import type { DemoApprover } from './approver.js';
 
 type Fixture = z.infer<typeof FixtureSchema>;
 type FixtureCase = Fixture['cases'][number];
@@ -55,7 +57,7 @@ function decisionsOf(snapshot: FixtureSnapshot): Record<string, DecisionInput> {
 export async function replayCases(
   continuity: Continuity,
   cases: Fixture['cases'],
-  options: { trigger?: 'manual' | 'auto' } = {},
+  options: { trigger?: 'manual' | 'auto'; approver?: DemoApprover } = {},
 ): Promise<ReplayedCase[]> {
   const out: ReplayedCase[] = [];
   for (const c of cases) {
@@ -76,6 +78,8 @@ export async function replayCases(
         approvedAt: a.approvedAt,
         ...(a.fromDigest !== undefined ? { fromDigest: a.fromDigest } : { from: a.from }),
         ...(a.toDigest !== undefined ? { toDigest: a.toDigest } : { to: a.to }),
+        ...(options.approver &&
+          boundaryId !== undefined && { signer: options.approver.signerFor(boundaryId) }),
       } as Parameters<Continuity['recordApproval']>[1]);
     }
     let post: ObserveResult | undefined;

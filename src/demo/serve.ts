@@ -49,7 +49,7 @@ export function parseDemoArgs(argv: readonly string[]): { serve: boolean; port: 
 }
 
 /** Starts the service on `port` (a free port when it is taken). */
-export async function startDemoService(port: number): Promise<DemoService> {
+export async function startDemoService(port: number, approverKeyHex: string): Promise<DemoService> {
   const dir = mkdtempSync(join(tmpdir(), 'continuity-demo-'));
   const start = (p: number) =>
     ContinuityService.start(
@@ -58,6 +58,8 @@ export async function startDemoService(port: number): Promise<DemoService> {
         server: { port: p },
         state: { dir: join(dir, `state-${p}`) },
         ui: { ledger: false },
+        // The demo's in-memory approver (./approver.ts), trusted by this service only.
+        correlation: { approverKeys: [approverKeyHex] },
       }),
       { logger: createLogger('warn'), env: {} },
     );

@@ -25,6 +25,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { approvalStatement, KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/signing.js';
 import type { ContinuityState } from '../classify/states.js';
 import { CONTINUITY_STATES } from '../classify/states.js';
 import { DEFAULT_POST_WINDOWS_MS } from '../correlate/types.js';
@@ -621,7 +622,7 @@ class ContinuityExtension implements Continuity {
       let record: Approval | undefined;
       let failure: CaptureFailure | undefined;
       try {
-        record = this._approval(approval);
+        record = this._approval(sessionId, approval);
       } catch (err) {
         if (!(err instanceof CaptureFailure)) throw err;
         failure = err;
@@ -664,7 +665,7 @@ class ContinuityExtension implements Continuity {
     }
   }
 
-  private _approval(input: ApprovalInput): Approval {
+  private _approval(sessionId: string, input: ApprovalInput): Approval {
     const invalid = (detail: string, decision?: string) =>
       new CaptureFailure(EVIDENCE_MISSING_REASONS.invalidDecision, detail, decision);
     if (input === null || typeof input !== 'object') throw invalid('expected an approval object');
@@ -684,7 +685,7 @@ class ContinuityExtension implements Continuity {
     }
     const side = (value: unknown, digest: string | undefined): DecisionInput =>
       digest !== undefined ? { digest } : { value };
-    return {
+    const approval: Approval = {
       decision,
       fromDigest: this._digest(decision, side(input.from, input.fromDigest)),
       toDigest: this._digest(decision, side(input.to, input.toDigest)),
@@ -692,6 +693,17 @@ class ContinuityExtension implements Continuity {
       approvedBy,
       approvedAt,
     };
+    const signer = input.signer;
+    if (!signer) return approval;
+    if (!OPAQUE_ID_PATTERN.test(signer.boundaryId) || !KEY_ID_PATTERN.test(signer.keyId)) {
+      throw invalid('signer: boundaryId must be an opaque identifier and keyId ed25519:<32 hex>', decision);
+    }
+    const proof = { boundaryId: signer.boundaryId, keyId: signer.keyId };
+    const signature = signer.sign(approvalStatement({ ...approval, ...proof, sessionId }));
+    if (typeof signature !== 'string' || !SIGNATURE_PATTERN.test(signature)) {
+      throw invalid('signer: expected a signature of 128 hex digits', decision);
+    }
+    return { ...approval, ...proof, signature };
   }
 
   async reportActivity(

@@ -175,8 +175,22 @@ export type ApprovalInput = {
   approvedBy: string;
   /** When (RFC 3339 UTC). Default: now. */
   approvedAt?: string;
+  /**
+   * The human's signature (docs/security.md): signs the approval statement the extension builds
+   * (`approvalStatement` in `src/authority/signing.ts`) for `boundaryId` with the approver key
+   * `keyId`, and returns the signature in hex. Without it the approval is recorded, but every
+   * reader that verifies approvals (the ledger's, `continuity serve`) keeps it as an attempt.
+   */
+  signer?: ApprovalSigner;
 } & ({ from: unknown; fromDigest?: never } | { fromDigest: string; from?: never }) &
   ({ to: unknown; toDigest?: never } | { toDigest: string; to?: never });
+
+/** Signs an approval for one boundary with one approver key (see {@link ApprovalInput.signer}). */
+export interface ApprovalSigner {
+  boundaryId: string;
+  keyId: string;
+  sign(statement: Record<string, unknown>): string;
+}
 
 /** The result of recording an approval or an activity change. */
 export interface RecordResult {
