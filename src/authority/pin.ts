@@ -16,7 +16,22 @@ export type PinPlan =
   | { kind: 'extend'; pinned: KeyCertificate[]; add: KeyCertificate[] }
   | { kind: 'conflict'; code: typeof KEY_CHANGED; message: string };
 
-/** Plans the pin for a key store's chain (pure). */
+/** The certificates of a ledger's `approver_key` records (their chain fields dropped). */
+export function certificatesOf(records: ReadonlyArray<Record<string, unknown>>): KeyCertificate[] {
+  return records.map((r) => ({
+    keyId: r.keyId as string,
+    publicKey: r.publicKey as string,
+    createdAt: r.createdAt as string,
+    previous: (r.previous ?? null) as string | null,
+    signature: r.signature as string,
+  }));
+}
+
+/**
+ * Plans the pin of a ledger for a key store's chain (pure). `ledger` is what the ledger trusts
+ * now: its certificates as {@link trustedKeysOf} read them with the pin (absent when it holds
+ * none, unreadable when the two disagree).
+ */
 export function planPin(pin: PinRead, chain: readonly KeyCertificate[]): PinPlan {
   const own = evaluateChain(chain);
   if (own.broken) {

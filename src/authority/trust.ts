@@ -192,19 +192,43 @@ export function readPin(ledgerPath: string): PinRead {
 }
 
 /**
- * The keys trusted for approvals in the ledger at `ledgerPath`: its pin's chain. An absent or
- * unreadable pin trusts nothing (every approval is then an attempt). Never throws.
+ * The keys trusted for approvals in the ledger at `ledgerPath` (pure but for reading the pin):
+ * the chain of the ledger's own `approver_key` records, checked against the pin beside it. The
+ * two are written together by a human's command; when they disagree (a certificate of one is not
+ * the other's, or the pin names more than the ledger holds) nothing is trusted and the break is
+ * reported as `approver_key_changed`. An unreadable pin trusts nothing either. Never throws.
  */
-export function trustedKeysOf(ledgerPath: string): TrustedKeys & { pin: PinRead['kind'] } {
+export function trustedKeysOf(
+  ledgerPath: string,
+  ledgerCertificates: readonly unknown[],
+): TrustedKeys & { pin: PinRead['kind'] } {
   const pin = readPin(ledgerPath);
-  if (pin.kind !== 'pinned') {
+  if (pin.kind === 'unreadable') {
     return {
       ...NO_KEYS,
       pin: pin.kind,
-      ...(pin.kind === 'unreadable' && {
-        broken: { index: 0, keyId: '?', message: `the approver pin beside the ledger: ${pin.message}` },
-      }),
+      broken: { index: 0, keyId: '?', message: `the approver pin beside the ledger: ${pin.message}` },
     };
   }
-  return { ...evaluateChain(pin.certificates), pin: pin.kind };
+  if (pin.kind === 'pinned') {
+    const pinned = pin.certificates;
+    const differs = pinned.findIndex((c, i) => {
+      const l = ledgerCertificates[i] as Partial<KeyCertificate> | undefined;
+      const p = c as Partial<KeyCertificate> | null;
+      return !l || !p || l.keyId !== p.keyId || l.signature !== p.signature;
+    });
+    if (differs !== -1) {
+      const p = pinned[differs] as Partial<KeyCertificate> | null;
+      return {
+        ...NO_KEYS,
+        pin: pin.kind,
+        broken: {
+          index: differs,
+          keyId: typeof p?.keyId === 'string' ? p.keyId : '?',
+          message: `${KEY_CHANGED}: the approver pin beside the ledger and the ledger's approver_key records disagree at certificate ${differs}; no approval counts until a human looks`,
+        },
+      };
+    }
+  }
+  return { ...evaluateChain(ledgerCertificates), pin: pin.kind };
 }

@@ -153,7 +153,8 @@ export class BoundarySelector<T> {
 
   /** Feeds one candidate; candidates must arrive in increasing seq order. */
   feed(c: Candidate<T>): void {
-    if (c.kind === 'activity') return;
+    // Activity has its own reader; key certificates belong to no session (../authority/trust.ts).
+    if (c.kind === 'activity' || c.kind === 'approver_key') return;
     if (c.kind === 'approval') {
       this.approvals.push(c);
       return;

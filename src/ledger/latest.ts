@@ -27,6 +27,7 @@ import { onFile, openNoFollow, readSideFile } from './files.js';
 import { sidecarPaths } from './paths.js';
 import { forEachLine, parseRecordLine } from './scan.js';
 import {
+  APPROVER_KEYS_INDEX_ID,
   coveredMatches,
   entryOf,
   type IndexEntry,
@@ -124,6 +125,64 @@ function scanAllCandidates(fd: number, from: number, to: number): Map<string, Ca
 }
 
 class StaleIndex extends Error {}
+
+const KEY_NEEDLE = '"type":"approver_key"';
+
+function keyRecordsBetween(fd: number, from: number, to: number): Rec[] {
+  const out: Rec[] = [];
+  forEachLine(
+    fd,
+    (line) => {
+      if (!line.complete || !line.text.includes(KEY_NEEDLE)) return;
+      const rec = parseRecordLine(line.text);
+      if (rec?.type === 'approver_key') out.push(rec);
+    },
+    from,
+    to,
+  );
+  return out;
+}
+
+/** The key certificates from the index, or undefined when the index cannot be used. */
+function keyRecordsFromIndex(fd: number, ledgerPath: string): Rec[] | undefined {
+  const { indexDir } = sidecarPaths(ledgerPath);
+  const covered = readCovered(indexDir);
+  if (!covered) return undefined;
+  const entries = parseEntries(readSideFile(indexFile(indexDir, 'evidence', APPROVER_KEYS_INDEX_ID)) ?? '');
+  const size = sizeOf(fd, ledgerPath);
+  if (!coveredMatches(covered, fd, inodeOf(fd), size)) return undefined;
+  const out: Rec[] = [];
+  for (const entry of entries) {
+    if (entry.kind !== 'approver_key' || entry.offset + entry.length > size) return undefined;
+    if (entry.length > MAX_RECORD_BYTES + 1) return undefined;
+    const buf = Buffer.allocUnsafe(entry.length);
+    const n = readSync(fd, buf, 0, entry.length, entry.offset);
+    if (n !== entry.length || buf[n - 1] !== 0x0a) return undefined;
+    const rec = parseRecordLine(buf.toString('utf8', 0, n - 1));
+    if (!rec || rec.seq !== entry.seq || rec.type !== 'approver_key') return undefined;
+    out.push(rec);
+  }
+  return [...out, ...keyRecordsBetween(fd, covered.end, size)];
+}
+
+/**
+ * Every approver key certificate in the ledger, in ledger order: from the index (one read per
+ * certificate), else a scan. The trusted chain is the ledger's (../authority/trust.ts).
+ */
+function readKeyRecords(fd: number, ledgerPath: string): Rec[] {
+  return keyRecordsFromIndex(fd, ledgerPath) ?? keyRecordsBetween(fd, 0, fstatSync(fd).size);
+}
+
+/** The approver key certificates of the ledger at `ledgerPath`, in ledger order. Lock-free. */
+export function readApproverKeyRecords(ledgerPath: string): Array<Record<string, unknown>> {
+  const fd = openForRead(ledgerPath);
+  if (fd === undefined) return [];
+  try {
+    return onFile(ledgerPath, 'read', () => readKeyRecords(fd, ledgerPath));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Reads the record an index entry points to, checking it is the record the entry describes. */
 function loadEntry(fd: number, sessionId: string, c: Candidate<Handle>): Rec {
@@ -241,8 +300,8 @@ export function readLatestBoundary(
   const fd = openForRead(ledgerPath);
   if (fd === undefined) return null;
   try {
-    const trust = trustedKeysOf(ledgerPath);
     return onFile(ledgerPath, 'read', () => {
+      const trust = trustedKeysOf(ledgerPath, readKeyRecords(fd, ledgerPath));
       if (!options.forceScan) {
         const ev = latestFromIndex(fd, ledgerPath, sessionId, trust);
         if (ev !== undefined) {
@@ -402,8 +461,8 @@ export function readAllLatestBoundaries(ledgerPath: string, options: LatestOptio
   const fd = openForRead(ledgerPath);
   if (fd === undefined) return [];
   try {
-    const trust = trustedKeysOf(ledgerPath);
     return onFile(ledgerPath, 'read', () => {
+      const trust = trustedKeysOf(ledgerPath, readKeyRecords(fd, ledgerPath));
       let out = options.forceScan ? undefined : allFromIndex(fd, ledgerPath, trust);
       options.onPath?.(out ? 'index' : 'scan');
       out ??= allFromScan(fd, trust);

@@ -57,7 +57,15 @@ export type EntryKind =
   | 'missing_pre'
   | 'missing_post'
   | 'classification'
-  | 'activity';
+  | 'activity'
+  | 'approver_key';
+
+/**
+ * The index key of the approver key records (which belong to no session): their entries go to
+ * the evidence file of this id, so a reader finds every key certificate without a scan. Not an id
+ * a session can have: sessions are opaque ids, and the index only ever reads this one for keys.
+ */
+export const APPROVER_KEYS_INDEX_ID = 'continuity.approver_keys';
 
 /** One index entry: where a record of a session is in the ledger. */
 export interface IndexEntry {
@@ -87,7 +95,7 @@ const COVERED_FILE = 'covered';
 const SESSIONS_FILE = 'sessions';
 const COVERED_VERSION = 'v2';
 const ENTRY_RE =
-  /^(\d+) (\d+) (\d+) (pre|post|approval|boundary|missing_pre|missing_post|classification|activity) (\S+);$/;
+  /^(\d+) (\d+) (\d+) (pre|post|approval|boundary|missing_pre|missing_post|classification|activity|approver_key) (\S+);$/;
 const BOUNDARY_LINE_RE = /^(\d+) (\S+) (\S+);$/;
 const SESSION_LINE_RE = /^(\S+);$/;
 // Ids written into index lines: no white space (the separator) and no `;` (the terminator). Ids
@@ -152,7 +160,7 @@ export function entryOf(
   offset: number,
   length: number,
 ): { sessionId: string; entry: IndexEntry } | undefined {
-  const sessionId = rec.sessionId;
+  const sessionId = rec.type === 'approver_key' ? APPROVER_KEYS_INDEX_ID : rec.sessionId;
   const seq = rec.seq;
   if (typeof sessionId !== 'string' || typeof seq !== 'number' || !INDEX_TOKEN.test(sessionId)) {
     return undefined;
@@ -179,6 +187,9 @@ export function entryOf(
     case 'activity':
       kind = 'activity';
       tag = typeof rec.state === 'string' ? rec.state : '-';
+      break;
+    case 'approver_key':
+      kind = 'approver_key';
       break;
     default:
       return undefined;

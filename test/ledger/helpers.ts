@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ChainKey, canonicalJson, recordHash } from '../../src/ledger/chain.js';
+import { atTerminal, withApproverKey } from '../support/human.js';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const cliPath = join(repoRoot, 'bin', 'continuity.js');
@@ -37,12 +38,31 @@ export function runCli(
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; input?: string } = {},
 ): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [cliPath, ...args], {
+  // In a session of its own (setsid): no controlling terminal, like an agent's tool process, so a
+  // command that asks for the approver passphrase refuses instead of prompting whoever runs the tests.
+  const r = spawnSync('setsid', ['-w', process.execPath, cliPath, ...args], {
     env: options.env ?? cleanEnv(),
     input: options.input ?? '',
     encoding: 'utf8',
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Runs `continuity ARGS` as the human at a terminal (./../support/human.ts): on a pseudo-terminal,
+ * with an approver key in `XDG_CONFIG_HOME` (made under `base` when the environment has none) and
+ * its passphrase typed at the prompt. `stdout` is the terminal's transcript.
+ */
+export async function runHuman(
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; base: string; answers?: string[] },
+): Promise<{ code: number; stdout: string }> {
+  const r = await atTerminal(process.execPath, [cliPath, ...args], {
+    env: withApproverKey(options.env, options.base),
+    cwd: options.base,
+    ...(options.answers && { answers: options.answers }),
+  });
+  return { code: r.status ?? -1, stdout: r.stdout };
 }
 
 /** Runs the writer fixture to completion; resolves with the `seq hash` pairs it reported. */

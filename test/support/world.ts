@@ -6,8 +6,9 @@
  * configuration, and its `init`.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { atTerminal, withApproverKey } from './human.js';
 import { type Run, run } from './processes.js';
 import { bytesUnder, readLedger, writeKey } from './task.js';
 
@@ -76,11 +77,17 @@ export function continuityCli(
   humanEnv: NodeJS.ProcessEnv,
 ): (args: string[], input?: string, env?: NodeJS.ProcessEnv) => Promise<Run> {
   return (args, input, env = humanEnv) =>
-    run(process.execPath, [BIN, ...args], {
-      env,
-      cwd: project,
-      ...(input !== undefined ? { input } : {}),
-    });
+    // An approval is signed with the human's key, its passphrase typed at a terminal (./human.ts).
+    args[0] === 'approve'
+      ? atTerminal(process.execPath, [BIN, ...args], {
+          env: withApproverKey(env, dirname(env.CONTINUITY_STATE_DIR ?? project)),
+          cwd: project,
+        })
+      : run(process.execPath, [BIN, ...args], {
+          env,
+          cwd: project,
+          ...(input !== undefined ? { input } : {}),
+        });
 }
 
 /** What every world reads back, and its disposal. */

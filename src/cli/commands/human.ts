@@ -7,10 +7,10 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { approverDir, KeyStoreError, readKeyStore, unlockKey } from '../../authority/key-store.js';
-import { planPin, writePin } from '../../authority/pin.js';
-import type { KeyCertificate } from '../../authority/trust.js';
-import { readPin } from '../../authority/trust.js';
+import { certificatesOf, planPin, writePin } from '../../authority/pin.js';
+import { type KeyCertificate, type PinRead, trustedKeysOf } from '../../authority/trust.js';
 import { NoTerminalError, openTerminal, PromptAbortedError, type Terminal } from '../../authority/tty.js';
+import { readApproverKeyRecords } from '../../ledger/latest.js';
 import type { ApproverKeyRecord } from '../../ledger/records.js';
 import { CliError, EXIT } from '../exit-codes.js';
 
@@ -44,6 +44,21 @@ export interface HumanKey {
   commitPin: () => void;
 }
 
+/**
+ * What a ledger trusts, as a pin for {@link planPin}: its own `approver_key` records, unless they
+ * and the pin beside the ledger disagree (then the pin is unusable: `approver_key_changed`).
+ */
+export function ledgerPin(ledgerPath: string): PinRead {
+  const records = readApproverKeyRecords(ledgerPath);
+  const trust = trustedKeysOf(ledgerPath, records);
+  if (trust.broken && trust.keys.size === 0) {
+    return { kind: 'unreadable', message: trust.broken.message };
+  }
+  return records.length === 0
+    ? { kind: 'absent' }
+    : { kind: 'pinned', certificates: certificatesOf(records) };
+}
+
 /** The ledger record of a certificate. */
 export function certificateRecord(c: KeyCertificate): ApproverKeyRecord {
   return {
@@ -74,7 +89,7 @@ export async function unlockForLedger(
       EXIT.noHuman,
     );
   }
-  const plan = planPin(readPin(ledgerPath), store.chain);
+  const plan = planPin(ledgerPin(ledgerPath), store.chain);
   if (plan.kind === 'conflict') throw new CliError(`${what}: ${plan.message}`, EXIT.noHuman);
   const current = store.chain.at(-1)!;
   term.say(`${statement}\nSigning with approver key ${current.keyId}.\n`);

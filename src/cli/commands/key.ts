@@ -25,18 +25,19 @@ import {
   writeKeyStore,
 } from '../../authority/key-store.js';
 import { planPin, writePin } from '../../authority/pin.js';
-import { evaluateChain, type KeyCertificate, readPin } from '../../authority/trust.js';
+import { evaluateChain, type KeyCertificate, readPin, trustedKeysOf } from '../../authority/trust.js';
 import { newPassphrase } from '../../authority/tty.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
+import { readApproverKeyRecords } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { atTerminal, certificateRecord } from './human.js';
+import { atTerminal, certificateRecord, ledgerPin } from './human.js';
 import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
 
 /** Pins `chain` on the ledger (appending the certificates it lacks); refuses a conflicting pin. */
 async function pinOnLedger(what: string, flags: LedgerFlags, chain: KeyCertificate[]): Promise<string> {
   const path = ledgerPathOf(flags);
-  const plan = planPin(readPin(path), chain);
+  const plan = planPin(ledgerPin(path), chain);
   if (plan.kind === 'conflict') throw new CliError(`${what}: ${plan.message}`, EXIT.noHuman);
   if (plan.kind === 'current') return 'already pinned on the ledger';
   const ledger = Ledger.open(path, { chainKey: chainKeyOf(flags) });
@@ -51,8 +52,8 @@ async function pinOnLedger(what: string, flags: LedgerFlags, chain: KeyCertifica
 
 /** Refuses `init` before anything is made when the ledger already trusts a key. */
 function checkLedgerFree(flags: LedgerFlags): void {
-  const pin = readPin(ledgerPathOf(flags));
-  if (pin.kind === 'absent') return;
+  const pin = ledgerPin(ledgerPathOf(flags));
+  if (pin.kind === 'absent' && readPin(ledgerPathOf(flags)).kind === 'absent') return;
   const trust = pin.kind === 'pinned' ? evaluateChain(pin.certificates) : undefined;
   throw new CliError(
     `key init: this ledger already trusts approver key ${trust?.current ?? '(unreadable pin)'}; an approver key can only be replaced by a certificate the pinned key signs (\`continuity key rotate\` from the key store that holds it). If you never made that key, someone else did: that is evidence (approver_key_changed); keep the pin and the ledger, and see docs/security.md`,
@@ -125,22 +126,19 @@ export function registerKey(program: Command): void {
   ).action((flags: LedgerFlags) => {
     const dir = approverDir(process.env);
     const store = readKeyStore(dir);
-    const pin = readPin(ledgerPathOf(flags));
+    const path = ledgerPathOf(flags);
+    const records = readApproverKeyRecords(path);
+    const trust = trustedKeysOf(path, records);
     const lines: string[] = [];
     if (store) {
       lines.push(`key: ${store.chain.at(-1)!.keyId}`);
       lines.push(readFileSync(keyStoreFiles(dir).publicKey, 'utf8').trimEnd());
     } else lines.push('key: none (run `continuity key init` in a terminal)');
-    if (pin.kind === 'absent') lines.push('ledger: no approver key pinned yet (no approval can count)');
-    else if (pin.kind === 'unreadable')
-      lines.push(`ledger: approver_key_changed: the pin cannot be used (${pin.message})`);
-    else {
-      const t = evaluateChain(pin.certificates);
-      lines.push(`ledger: trusts ${t.current ?? 'nothing'}`);
-      if (t.broken) lines.push(`ledger: approver_key_changed: ${t.broken.message}`);
-    }
+    if (records.length === 0 && trust.pin === 'absent')
+      lines.push('ledger: no approver key pinned yet (no approval can count)');
+    else lines.push(`ledger: trusts ${[...trust.keys.keys()].join(', ') || 'nothing'}`);
+    if (trust.broken) lines.push(`ledger: approver_key_changed: ${trust.broken.message}`);
     process.stdout.write(`${lines.join('\n')}\n`);
-    if (pin.kind === 'unreadable' || (pin.kind === 'pinned' && evaluateChain(pin.certificates).broken))
-      process.exitCode = EXIT.checkFailed;
+    if (trust.broken) process.exitCode = EXIT.checkFailed;
   });
 }

@@ -53,6 +53,14 @@ function rowJson(r: Row) {
       boundary: e.seqs.boundary,
       approvals: e.seqs.approvals,
       missing: e.evidenceMissing.map((m) => ({ seq: m.seq, phase: m.phase, reason: m.reason })),
+      // Approvals that do not count (no valid signature by the pinned approver key): evidence of an attempt.
+      approvalAttempts: e.approvalAttempts.map((a) => ({
+        seq: a.seq,
+        decision: a.decision,
+        result: a.result,
+        ...(a.keyId !== undefined && { keyId: a.keyId }),
+      })),
+      ...(e.approverKeyChanged !== undefined && { approverKeyChanged: e.approverKeyChanged }),
     },
   };
 }
@@ -64,7 +72,10 @@ function evidenceCell(e: BoundaryEvidence): string {
     return m ? `${phase}:${m.reason}` : `${phase}:none`;
   };
   const approvals = e.seqs.approvals.length > 0 ? ` approvals:${e.seqs.approvals.length}` : '';
-  return `${side(e.seqs.pre, 'pre')} ${side(e.seqs.post, 'post')}${approvals}`;
+  const attempts =
+    e.approvalAttempts.length > 0 ? ` approval_attempts:${e.approvalAttempts.length} (not counted)` : '';
+  const key = e.approverKeyChanged !== undefined ? ' approver_key_changed' : '';
+  return `${side(e.seqs.pre, 'pre')} ${side(e.seqs.post, 'post')}${approvals}${attempts}${key}`;
 }
 
 /**

@@ -1,0 +1,59 @@
+/**
+ * The human at a terminal, for tests: an approver key store in the human's configuration
+ * directory, and `continuity` commands run on a pseudo-terminal (Python's `pty`) with the
+ * passphrase typed when the prompt appears, as a person would. The agent in an attack test has
+ * neither: it runs `continuity` with no controlling terminal, or on its own pseudo-terminal
+ * without the passphrase.
+ */
+import { createPrivateKey } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { approverDir, certify, generateKey, keyStoreFiles, writeKeyStore } from '../../src/authority/key-store.js';
+import { ensureSystemTools } from './peers.js';
+import { type Run, run } from './processes.js';
+
+/** The human's approver passphrase in every test world. */
+export const HUMAN_PASSPHRASE = 'correct horse battery staple';
+
+const HELPER = join(dirname(fileURLToPath(import.meta.url)), 'human-at-tty.py');
+
+/** Python 3 runs the pseudo-terminal; installed by the set-up when missing. */
+export function ensureTerminalTools(): Promise<void> {
+  return ensureSystemTools([{ command: 'python3', debianPackage: 'python3' }]);
+}
+
+/**
+ * The human's environment with an approver key store: `XDG_CONFIG_HOME` (made beside the state
+ * directory when `env` has none) holds a key made under {@link HUMAN_PASSPHRASE}. Made here
+ * without a terminal because it is the set-up, not the behaviour under test (`key init` itself is
+ * tested through the terminal).
+ */
+export function withApproverKey(env: NodeJS.ProcessEnv, base: string): NodeJS.ProcessEnv {
+  const configHome = env.XDG_CONFIG_HOME ?? join(base, 'human-config');
+  const out = { ...env, XDG_CONFIG_HOME: configHome };
+  const dir = approverDir(out);
+  if (!existsSync(keyStoreFiles(dir).privateKey)) {
+    const made = generateKey(HUMAN_PASSPHRASE);
+    const key = createPrivateKey({ key: made.privatePem, passphrase: HUMAN_PASSPHRASE });
+    writeKeyStore(dir, made.privatePem, made.publicPem, [
+      certify(made.publicHex, new Date().toISOString(), null, key),
+    ]);
+  }
+  return out;
+}
+
+/**
+ * Runs `command args` on a new pseudo-terminal (its controlling terminal), typing each of
+ * `answers` at each prompt. The transcript is `stdout`; the exit code is the command's.
+ */
+export function atTerminal(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string; answers?: string[] },
+): Promise<Run> {
+  return run('python3', [HELPER, JSON.stringify(options.answers ?? [HUMAN_PASSPHRASE]), command, ...args], {
+    env: options.env,
+    cwd: options.cwd,
+  });
+}
