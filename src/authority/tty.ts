@@ -58,8 +58,9 @@ export function openTerminal(what: string): Terminal {
     },
     secret: (prompt) =>
       new Promise<string>((resolve, reject) => {
-        output.write(prompt);
+        // Echo off before the prompt shows: what is typed the moment it appears is never echoed.
         input.setRawMode(true);
+        output.write(prompt);
         let line = '';
         const done = (err?: Error) => {
           input.off('data', onData);

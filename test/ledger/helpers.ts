@@ -55,10 +55,10 @@ export function runCli(
  */
 export async function runHuman(
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; base: string; answers?: string[] },
+  options: { env: NodeJS.ProcessEnv; base: string; answers?: string[]; noKeyStore?: boolean },
 ): Promise<{ code: number; stdout: string }> {
   const r = await atTerminal(process.execPath, [cliPath, ...args], {
-    env: withApproverKey(options.env, options.base),
+    env: options.noKeyStore ? options.env : withApproverKey(options.env, options.base),
     cwd: options.base,
     ...(options.answers && { answers: options.answers }),
   });

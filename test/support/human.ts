@@ -9,7 +9,13 @@ import { createPrivateKey } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { approverDir, certify, generateKey, keyStoreFiles, writeKeyStore } from '../../src/authority/key-store.js';
+import {
+  approverDir,
+  certify,
+  generateKey,
+  keyStoreFiles,
+  writeKeyStore,
+} from '../../src/authority/key-store.js';
 import { ensureSystemTools } from './peers.js';
 import { type Run, run } from './processes.js';
 

@@ -5,6 +5,7 @@
  */
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { auditApprovals } from '../../ledger/approval-audit.js';
 import { sidecarPaths } from '../../ledger/paths.js';
 import { type VerifyResult, verifyLedger } from '../../ledger/verify.js';
 import { EXIT } from '../exit-codes.js';
@@ -49,8 +50,11 @@ export function registerLedger(program: Command): void {
       process.exitCode = EXIT.checkFailed;
       return;
     }
+    const audit = auditApprovals(path);
+    // A key chain that does not hold is evidence of tampering: the check fails.
+    if (audit.keyChanged !== undefined) process.exitCode = EXIT.checkFailed;
     if (opts.json) {
-      json(result);
+      json({ ...result, approvals: audit });
       return;
     }
     const range =
@@ -64,5 +68,18 @@ export function registerLedger(program: Command): void {
         ? `; no head file yet (${basename(sidecarPaths(path).head)}), so a removed tail cannot be checked until the next append writes one`
         : '';
     process.stdout.write(`ledger ${path}: intact, ${range}, chain ${result.scheme}${q}${head}\n`);
+    const notCounted = Object.values(audit.attempts).reduce((a, b) => a + b, 0);
+    if (audit.signed + notCounted > 0) {
+      const why = Object.entries(audit.attempts)
+        .filter(([, n]) => n > 0)
+        .map(([r, n]) => `${r} ${n}`)
+        .join(', ');
+      process.stdout.write(
+        `approvals: ${audit.signed} signed by the approver key${notCounted > 0 ? `; ${notCounted} approval${notCounted === 1 ? '' : 's'} that do${notCounted === 1 ? 'es' : ''} not count (${why}): attempts without the human's key, or approvals recorded before approvals were signed (docs/security.md)` : ''}\n`,
+      );
+    }
+    if (audit.keyChanged !== undefined) {
+      process.stderr.write(`continuity: ledger ${path}: approver key: ${audit.keyChanged}\n`);
+    }
   });
 }
