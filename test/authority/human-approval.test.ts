@@ -8,7 +8,7 @@
  * CLI, which refuses at the signature step. The human is a pseudo-terminal typing the passphrase.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,33 @@ import {
 } from '../../src/authority/key-store.js';
 import { approvalStatement, keyIdOf, publicKeyHex, signStatement } from '../../src/authority/signing.js';
 import { pinPathOf } from '../../src/authority/trust.js';
+import { digestValue } from '../../src/digest/digest.js';
+import {
+  ATTR_APPROVAL_APPROVED_AT,
+  ATTR_APPROVAL_APPROVED_BY,
+  ATTR_APPROVAL_BOUNDARY_ID,
+  ATTR_APPROVAL_DECISION,
+  ATTR_APPROVAL_FROM_DIGEST,
+  ATTR_APPROVAL_REF,
+  ATTR_APPROVAL_TO_DIGEST,
+  ATTR_SESSION_ID,
+  METRIC_APPROVAL_ATTEMPTS,
+  METRIC_ATTR_RESULT,
+  METRIC_ATTR_STATE,
+  METRIC_BOUNDARIES,
+  PROMETHEUS_NAMES,
+  SPAN_DECISION_APPROVAL,
+} from '../../src/otel/semconv.js';
 import { cleanEnv, cliPath, readRecords, repoRoot, runCli, runHuman, tempDir } from '../ledger/helpers.js';
+import {
+  post,
+  type Sample,
+  type ServeProcess,
+  scrape,
+  startServe,
+  total,
+  waitFor,
+} from '../service/harness.js';
 import { ensureTerminalTools, HUMAN_PASSPHRASE } from '../support/human.js';
 
 const tmp = tempDir('authority-');
@@ -290,6 +316,111 @@ describe('the human approves at a terminal', () => {
     // Another session: the signature covers the session, so it does not hold.
     await forge([{ ...body, sessionId: 's-replay' }]);
     expect(status('s-replay').evidence.approvalAttempts.map((a) => a.result)).toEqual(['bad_signature']);
+  });
+});
+
+describe('continuity serve trusts only the keys of its own configuration', () => {
+  let serve: ServeProcess;
+  const sEnv = () => ({ ...env(), CONTINUITY_OTLP_ENDPOINT: serve.base });
+  const attempts = (samples: Sample[], result: string) =>
+    total(samples, PROMETHEUS_NAMES[METRIC_APPROVAL_ATTEMPTS], { [METRIC_ATTR_RESULT]: result });
+  const boundaries = (samples: Sample[], state: string) =>
+    total(samples, PROMETHEUS_NAMES[METRIC_BOUNDARIES], { [METRIC_ATTR_STATE]: state });
+
+  beforeAll(async () => {
+    serve = await startServe({
+      dir: tmp.dir,
+      config: { correlation: { approverKeys: [keyStoreFiles(approverDir(env())).publicKey] } },
+    });
+  });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  function snapshot(session: string, phase: 'pre' | 'post', target: string): string {
+    const r = runCli(['snapshot', '--session', session, '--phase', phase, '--decisions', '-'], {
+      env: sEnv(),
+      input: JSON.stringify({ scope: 'payments', target, acceptance_test: 'npm test' }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout.trim();
+  }
+
+  /** The agent's curl: a `continuity.approval` span with every attribute but a valid signature. */
+  async function forgedSpan(session: string, boundary: string, n: number): Promise<void> {
+    const ev = runCli(['status', '--session', session, '--json'], { env: env() });
+    const pre = readRecords(ledger).filter((r) => r.type === 'snapshot' && r.sessionId === session)[0] as {
+      decisions: Record<string, { digest: string }>;
+    };
+    expect(ev.code).toBe(0);
+    const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
+    const body = {
+      resourceSpans: [
+        {
+          resource: { attributes: [str('service.name', 'agent')] },
+          scopeSpans: [
+            {
+              scope: { name: 'agent' },
+              spans: [
+                {
+                  traceId: randomBytes(16).toString('hex'),
+                  spanId: randomBytes(8).toString('hex'),
+                  name: SPAN_DECISION_APPROVAL,
+                  kind: 1,
+                  startTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                  endTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                  attributes: [
+                    str(ATTR_SESSION_ID, session),
+                    str(ATTR_APPROVAL_DECISION, 'target'),
+                    str(ATTR_APPROVAL_FROM_DIGEST, pre.decisions.target!.digest),
+                    str(ATTR_APPROVAL_TO_DIGEST, digestValue('dev')),
+                    str(ATTR_APPROVAL_REF, `PR-${n}`),
+                    str(ATTR_APPROVAL_APPROVED_BY, 'agent'),
+                    str(ATTR_APPROVAL_APPROVED_AT, new Date().toISOString()),
+                    str(ATTR_APPROVAL_BOUNDARY_ID, boundary),
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const r = await post(serve.otlp, JSON.stringify(body), { 'content-type': 'application/json' });
+    expect(r.status).toBe(200);
+  }
+
+  it('three forged approval spans: the attempts counter goes up, approved_change does not', async () => {
+    const b = snapshot('s-serve-agent', 'pre', 'main');
+    for (const n of [1, 2, 3]) await forgedSpan('s-serve-agent', b, n);
+    snapshot('s-serve-agent', 'post', 'dev');
+    const samples = await waitFor('the agent boundary resolved', async () => {
+      const m = await scrape(serve.metrics);
+      return boundaries(m, 'conflicting') === 1 && m;
+    });
+    expect(boundaries(samples, 'approved_change')).toBe(0);
+    expect(attempts(samples, 'unsigned')).toBe(3);
+  });
+
+  it("the human's approval, exported by `approve --otlp-endpoint`, counts: approved_change", async () => {
+    const b = snapshot('s-serve-human', 'pre', 'main');
+    const r = await runHuman(
+      [
+        'approve',
+        ...APPROVE_ARGS.replace(SESSION, 's-serve-human').replace('--by agent', '--by alice').split(' '),
+      ],
+      { env: sEnv(), base: tmp.dir },
+    );
+    expect(r.code, r.stdout).toBe(0);
+    expect(approvals().at(-1)).toMatchObject({ boundaryId: b, sessionId: 's-serve-human' });
+    snapshot('s-serve-human', 'post', 'dev');
+    const samples = await waitFor('the human boundary resolved', async () => {
+      const m = await scrape(serve.metrics);
+      return boundaries(m, 'approved_change') === 1 && m;
+    });
+    expect(boundaries(samples, 'conflicting')).toBe(1);
+    expect(attempts(samples, 'unsigned')).toBe(3);
+    expect(serve.stderr()).not.toContain(HUMAN_PASSPHRASE);
   });
 });
 
