@@ -96,9 +96,10 @@ describe('alert rules (collector-config/prometheus/continuity.rules.yml)', () =>
     }
   });
 
-  it('page (critical) for a conflicting boundary and a dropped approval boundary, and for nothing healthy', () => {
+  it('page (critical) for a conflicting boundary, a dropped approval boundary and an approval without the human signature, and for nothing healthy', () => {
     const critical = rules.filter((r) => r.labels.severity === 'critical').map((r) => r.alert);
     expect(critical.sort()).toEqual([
+      'AgentContinuityApprovalAttempt',
       'AgentContinuityApprovalBoundaryDropped',
       'AgentContinuityConflictingBoundary',
     ]);
