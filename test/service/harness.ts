@@ -4,6 +4,7 @@
  * OTLP/HTTP receiver (test/support/otlp-receiver.ts) as its downstream, a Prometheus text
  * scraper, and polling helpers. Every process is stopped by its PID.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { prometheusLabel } from '../../src/otel/semconv.js';
 import type { OtlpMetricsRequest, OtlpSpan } from '../../src/otlp/types.js';
+import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 import {
   type ReceivedSpan,
   type ReceiverMode,
@@ -77,6 +79,8 @@ export async function startServe(options: StartServeOptions = {}): Promise<Serve
   const config = structuredClone(options.config ?? {}) as Record<string, Record<string, unknown>>;
   config.server = { port: 0, ...(config.server ?? {}) };
   config.state = { dir: join(dir, 'state'), ...(config.state ?? {}) };
+  // The test approver the six cases' approvals are signed with (../support/approver.ts).
+  config.correlation = { approverKeys: [SERVICE_TEST_APPROVER.publicKeyHex], ...(config.correlation ?? {}) };
   const file = join(dir, `serve-${Date.now()}-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, stringify(config));
   const child = spawn(

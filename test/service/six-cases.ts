@@ -11,6 +11,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@ope
 import { classifyFixture, type FixtureBoundary, parseFixture } from '../../src/fixture/cases.js';
 import { approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import { SPAN_COMPACTION_POST, SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL } from '../../src/otel/semconv.js';
+import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 
 const CASES_FILE = new URL('../../examples/six-case/cases.json', import.meta.url);
 
@@ -68,7 +69,11 @@ export async function sendSixCases(
         .end();
     }
     for (const a of phases.pre ? b.approvals : []) {
-      tracer.startSpan(SPAN_DECISION_APPROVAL, { attributes: approvalAttributes(sessionId, a) }, ctx).end();
+      // Signed by the approver `startServe` configures, as a human's approval is.
+      const signed = SERVICE_TEST_APPROVER.sign(a, sessionId, boundaryId);
+      tracer
+        .startSpan(SPAN_DECISION_APPROVAL, { attributes: approvalAttributes(sessionId, signed) }, ctx)
+        .end();
     }
     if (b.post && phases.post) {
       const postBoundary = b.compactedAt ? { ...boundary, compactedAt: b.compactedAt } : boundary;

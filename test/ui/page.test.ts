@@ -15,6 +15,7 @@ import { approvalAttributes, snapshotAttributes } from '../../src/otel/attribute
 import { SPAN_COMPACTION_POST, SPAN_COMPACTION_PRE, SPAN_DECISION_APPROVAL } from '../../src/otel/semconv.js';
 import { hook, makeWorld, runCli, type World, writeTaskRecord } from '../claude-code/harness.js';
 import { type ServeProcess, startServe, tempDir, waitFor } from '../service/harness.js';
+import { testApprover } from '../support/approver.js';
 import { firstEvent, get, sendSpans } from './harness.js';
 
 const TOKEN = 'SECRET-TOKEN-MARK-7f3a91c2d4e5';
@@ -54,6 +55,8 @@ function setEndpoint(w: World, base: string): void {
   w.shellEnv.CONTINUITY_OTLP_ENDPOINT = base;
 }
 
+const APPROVER = testApprover();
+
 const key = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 16);
 
 beforeAll(async () => {
@@ -64,7 +67,10 @@ beforeAll(async () => {
     config: {
       server: { bearerToken: TOKEN },
       state: { dir: join(dir, 'SECRET-STATEDIR-MARK') },
-      correlation: { postWindows: { 'claude-code': '30m', sdk: '30m' } },
+      correlation: {
+        postWindows: { 'claude-code': '30m', sdk: '30m' },
+        approverKeys: [APPROVER.publicKeyHex],
+      },
       ui: {
         traceLink: { template: 'http://127.0.0.1:3000/explore?trace={traceId}&span={spanId}' },
         ledger: world.ledger,
@@ -123,14 +129,22 @@ beforeAll(async () => {
     },
     {
       name: SPAN_DECISION_APPROVAL,
-      attributes: approvalAttributes(PATH_SESSION, {
-        decision: 'target',
-        fromDigest: digestValue('RAW-VALUE-MARK main'),
-        toDigest: digestValue('RAW-VALUE-MARK release'),
-        approvalRef: TOKEN_REF,
-        approvedBy: 'home/SECRET-PATH-MARK',
-        approvedAt: now,
-      }),
+      // Signed by the approver serve trusts, so the page shows it (and withholds its ref).
+      attributes: approvalAttributes(
+        PATH_SESSION,
+        APPROVER.sign(
+          {
+            decision: 'target',
+            fromDigest: digestValue('RAW-VALUE-MARK main'),
+            toDigest: digestValue('RAW-VALUE-MARK release'),
+            approvalRef: TOKEN_REF,
+            approvedBy: 'home/SECRET-PATH-MARK',
+            approvedAt: now,
+          },
+          PATH_SESSION,
+          boundary.boundaryId,
+        ),
+      ),
     },
     {
       name: SPAN_COMPACTION_POST,
