@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, readRecords, repoRoot, runCli, tempDir } from './helpers.js';
+import { cleanEnv, readRecords, repoRoot, runCli, runHuman, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -40,7 +40,7 @@ describe('snapshot → approve → status through the CLI', () => {
   const keyFile = join(tmp.dir, 'flow-digest.key');
   const env = () => cleanEnv({ CONTINUITY_LEDGER: ledger, CONTINUITY_DIGEST_KEY_FILE: keyFile });
 
-  it('records, classifies from the evidence, and stores no raw value anywhere', () => {
+  it('records, classifies from the evidence, and stores no raw value anywhere', async () => {
     writeFileSync(keyFile, 'ab'.repeat(32));
     chmodSync(keyFile, 0o600);
     const pre = {
@@ -99,8 +99,9 @@ describe('snapshot → approve → status through the CLI', () => {
       'preserved',
     );
 
-    // The human approves the target change; the agent restores the approval boundary.
-    const approve = runCli(
+    // The human approves the target change (at a terminal, the passphrase typed); the agent
+    // restores the approval boundary.
+    const approve = await runHuman(
       [
         'approve',
         '--session',
@@ -116,10 +117,13 @@ describe('snapshot → approve → status through the CLI', () => {
         '--by',
         'alice',
       ],
-      { env: env() },
+      { env: env(), base: join(tmp.dir, 'flow') },
     );
-    expect(approve.code).toBe(0);
-    expect(approve.stdout).toMatch(/^approval recorded: target \(ref PR-4821\), seq 3\n$/);
+    expect(approve.code, approve.stdout).toBe(0);
+    // seq 3 is the approver key's certificate, pinned on the ledger at its first use.
+    expect(approve.stdout).toMatch(
+      /approval recorded: target \(ref PR-4821\), seq 4, signed by ed25519:[0-9a-f]{32}\r?\n$/,
+    );
     writeFileSync(
       decisionsFile,
       JSON.stringify({ ...post, approval_boundary: { value: { requires_human: [RAW.approval] } } }),
@@ -149,13 +153,14 @@ describe('snapshot → approve → status through the CLI', () => {
     expect(records.map((r) => r.type)).toEqual([
       'snapshot',
       'snapshot',
+      'approver_key',
       'approval',
       'snapshot',
       'classification',
     ]);
-    expect(records[4]).toMatchObject({
+    expect(records[5]).toMatchObject({
       state: 'approved_change',
-      evidence: { pre: 1, post: 4, boundary: null, approvals: [3] },
+      evidence: { pre: 1, post: 5, boundary: null, approvals: [4] },
     });
     expect((records[0]!.decisions as Record<string, { digest: string }>).constraint?.digest).toMatch(
       /^hmac-sha256:/,
@@ -413,9 +418,14 @@ describe("approve and snapshot catch a person's mistakes", () => {
     });
   }
 
-  it('accepts a change from the pre value, then from the end of that approved chain', () => {
-    expect(approve('--decision', 'target', '--from', 'main', '--to', 'release').code).toBe(0);
-    expect(approve('--decision', 'target', '--from', 'release', '--to', 'hotfix').code).toBe(0);
+  it('accepts a change from the pre value, then from the end of that approved chain', async () => {
+    const human = (...args: string[]) =>
+      runHuman(['approve', '--session', 's1', '--ref', 'PR-9', '--by', 'alice', ...args], {
+        env: env(),
+        base: join(tmp.dir, 'mistakes'),
+      });
+    expect((await human('--decision', 'target', '--from', 'main', '--to', 'release')).code).toBe(0);
+    expect((await human('--decision', 'target', '--from', 'release', '--to', 'hotfix')).code).toBe(0);
     // Not from a value the chain never reached.
     expect(approve('--decision', 'target', '--from', 'dev', '--to', 'hotfix').code).toBe(2);
   });

@@ -16,7 +16,10 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { sidecarPaths } from '../../src/ledger/paths.js';
 import { classifyEvidence } from '../../src/ledger/receipt.js';
 import type { NewRecord } from '../../src/ledger/records.js';
+import { testApprover } from '../support/approver.js';
 import { digestOf as d, utcSecond as t, tempDir } from './helpers.js';
+
+const APPROVER = testApprover();
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -67,12 +70,18 @@ describe('readLatestBoundary', () => {
     await l.append({
       type: 'approval',
       sessionId: 's',
-      decision: 'target',
-      fromDigest: d(2),
-      toDigest: d(9),
-      approvalRef: 'PR-1',
-      approvedBy: 'alice',
-      approvedAt: t(1),
+      ...APPROVER.sign(
+        {
+          decision: 'target',
+          fromDigest: d(2),
+          toDigest: d(9),
+          approvalRef: 'PR-1',
+          approvedBy: 'alice',
+          approvedAt: t(1),
+        },
+        's',
+        'b1',
+      ),
     });
     await l.append({
       type: 'boundary',
@@ -91,6 +100,8 @@ describe('readLatestBoundary', () => {
     });
     await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9, acceptance_test: 3 }, 4));
     await l.append(snap('other', 'x', 'pre', { scope: 5 }, 5));
+    // The approver key the approval is signed with, trusted by the ledger (no pin: the ledger's own record).
+    await l.append(APPROVER.keyRecord());
     await l.close();
     const { ev, path } = readWith('s');
     expect(path).toBe('index');
@@ -112,8 +123,12 @@ describe('readLatestBoundary', () => {
         approvalRef: 'PR-1',
         approvedBy: 'alice',
         approvedAt: t(1),
+        boundaryId: 'b1',
+        keyId: APPROVER.keyId,
+        signature: expect.stringMatching(/^[0-9a-f]{128}$/),
       },
     ]);
+    expect(ev?.approvalAttempts).toEqual([]);
     expect(classifyEvidence(ev!)).toEqual(
       classify({ pre: ev!.pre, post: ev!.post, approvals: ev!.approvals, compactedAt: t(2) }),
     );
@@ -121,15 +136,22 @@ describe('readLatestBoundary', () => {
   });
 
   describe('approvals', () => {
+    // Signed for boundary b1 by the approver the ledger trusts once its key record is appended.
     const approve = (from: number, to: number, at: number, ref = 'PR-1'): NewRecord => ({
       type: 'approval',
       sessionId: 's',
-      decision: 'target',
-      fromDigest: d(from),
-      toDigest: d(to),
-      approvalRef: ref,
-      approvedBy: 'alice',
-      approvedAt: t(at),
+      ...APPROVER.sign(
+        {
+          decision: 'target',
+          fromDigest: d(from),
+          toDigest: d(to),
+          approvalRef: ref,
+          approvedBy: 'alice',
+          approvedAt: t(at),
+        },
+        's',
+        'b1',
+      ),
     });
 
     it('ignores an approval recorded before the pre snapshot it would change', async () => {
@@ -156,6 +178,7 @@ describe('readLatestBoundary', () => {
       await l.append({ type: 'boundary', sessionId: 's', boundaryId: 'b1', compactedAt: t(2) });
       await l.append(approve(5, 9, 3, 'PR-2'));
       await l.append(snap('s', 'b1', 'post', { scope: 1, target: 9 }, 4));
+      await l.append(APPROVER.keyRecord());
       await l.close();
       const ev = readLatestBoundary(ledgerPath, 's')!;
       expect(ev.seqs.approvals).toEqual([2, 4]);

@@ -270,7 +270,11 @@ describe('continuity ledger verify', () => {
     await writeLedger(3);
     const r = runCli(['ledger', 'verify', '--ledger', ledgerPath]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`ledger ${ledgerPath}: intact, 3 records (seq 1..3), chain sha256\n`);
+    // The three approvals were written unsigned (as before approvals were signed): the migration report.
+    expect(r.stdout).toBe(
+      `ledger ${ledgerPath}: intact, 3 records (seq 1..3), chain sha256\n` +
+        "approvals: 0 signed by the approver key; 3 approvals that do not count (unsigned 3): attempts without the human's key, or approvals recorded before approvals were signed (docs/security.md)\n",
+    );
   });
 
   it('exits 1 naming the first bad seq and why, with nothing on stdout', async () => {
@@ -311,6 +315,11 @@ describe('continuity ledger verify', () => {
       scheme: 'sha256',
       quarantined: 0,
       head: 'checked',
+      approvals: {
+        signed: 0,
+        attempts: { unsigned: 4, bad_signature: 0, unknown_key: 0, other_boundary: 0 },
+        keys: [],
+      },
     });
 
     lines.splice(2, 1);
