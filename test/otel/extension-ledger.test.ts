@@ -3,6 +3,7 @@
  * extension leave evidence in a ledger file from which the classifier reaches the same states the
  * processor writes on the spans; a ledger that refuses writes marks the spans instead.
  */
+
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { classifyEvidence, Ledger } from '../../src/ledger/index.js';
 import { readCompactionSpan } from '../../src/otel/attributes.js';
 import { createContinuity } from '../../src/otel/extension.js';
 import { SPAN_COMPACTION_PRE } from '../../src/otel/semconv.js';
+import { testApprover } from '../support/approver.js';
 
 const casesPath = new URL('../../examples/six-case/cases.json', import.meta.url);
 const cases = loadReplayFixture(JSON.parse(readFileSync(casesPath, 'utf8')), 'examples/six-case/cases.json');
@@ -42,8 +44,11 @@ describe('the extension with the real ledger', () => {
     const path = join(dir, 'state', 'ledger.jsonl');
     const ledger = Ledger.open(path);
     const continuity = createContinuity({ tracer: provider.getTracer('t'), ledger });
-    const replayed = await replayCases(continuity, cases);
+    // The approval is signed, as a human's is, by a key the ledger trusts (its certificate appended).
+    const approver = testApprover();
+    const replayed = await replayCases(continuity, cases, { approver });
     expect(replayed.every((c) => c.post?.ok)).toBe(true);
+    await ledger.append(approver.keyRecord());
 
     const states = Object.fromEntries(
       cases.map((c) => [c.id, classifyEvidence(ledger.latestBoundary(c.id)!).state]),
@@ -61,7 +66,7 @@ describe('the extension with the real ledger', () => {
     const text = readFileSync(path, 'utf8');
     expect(text).not.toContain('acme/payments');
     expect(text).not.toContain('npm test');
-    expect(text.trim().split('\n')).toHaveLength(6 * 2 + 1);
+    expect(text.trim().split('\n')).toHaveLength(6 * 2 + 1 + 1);
   });
 
   it('marks the span ledger_write_failed when the ledger cannot be written', async () => {

@@ -9,6 +9,7 @@ import { writePin } from '../../src/authority/pin.js';
 import { approvalStatement, keyIdOf, publicKeyHex, signStatement } from '../../src/authority/signing.js';
 import type { KeyCertificate } from '../../src/authority/trust.js';
 import type { Approval } from '../../src/decision/model.js';
+import type { ApprovalSigner } from '../../src/otel/types.js';
 
 /** A test approver key. */
 export interface TestApprover {
@@ -22,6 +23,8 @@ export interface TestApprover {
     sessionId: string,
     boundaryId: string,
   ): T & Required<Pick<Approval, 'boundaryId' | 'keyId' | 'signature'>>;
+  /** A signer for the extension's `recordApproval` (and the demo's replay), for one boundary. */
+  signerFor(boundaryId: string): ApprovalSigner;
   /** The `approver_key` ledger record of its certificate (append it before the approvals). */
   keyRecord(): { type: 'approver_key' } & KeyCertificate;
   /** Writes the pin beside `ledgerPath` (with {@link keyRecord} appended, the ledger trusts it). */
@@ -43,6 +46,11 @@ export function testApprover(): TestApprover {
       const signature = signStatement(approvalStatement({ ...approval, ...proof, sessionId }), privateKey);
       return { ...approval, ...proof, signature };
     },
+    signerFor: (boundaryId) => ({
+      boundaryId,
+      keyId,
+      sign: (statement) => signStatement(statement, privateKey),
+    }),
     keyRecord: () => ({ type: 'approver_key', ...certificate }),
     pin: (ledgerPath) => writePin(ledgerPath, [certificate]),
   };
