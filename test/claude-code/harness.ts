@@ -3,11 +3,13 @@
  * fed hook payloads shaped like Claude Code's documented ones, a temporary project with a task
  * record, a private state directory and ledger, and a real OTLP/HTTP receiver on 127.0.0.1.
  */
+
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { atTerminal, withApproverKey } from '../support/human.js';
 import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,6 +27,13 @@ export function runCli(
   args: string[],
   options: { input?: string | Buffer; env: NodeJS.ProcessEnv; cwd: string },
 ): Promise<Run> {
+  // An approval is the human's: signed with the approver key, its passphrase typed at a terminal.
+  if (args[0] === 'approve') {
+    return atTerminal(process.execPath, [BIN, ...args], {
+      env: withApproverKey(options.env, dirname(options.cwd)),
+      cwd: options.cwd,
+    });
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd,

@@ -7,6 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approverDir, keyStoreFiles } from '../../src/authority/key-store.js';
+import { withApproverKey } from '../support/human.js';
 import { BIN, gate, hook, makeWorld, runCli, type World, writeTaskRecord } from './harness.js';
 
 let serve: ChildProcess;
@@ -15,8 +17,14 @@ let world: World;
 
 beforeAll(async () => {
   world = makeWorld('http://127.0.0.1:9');
+  // The human's approver key (where `runCli` approve finds it), and serve trusting its public key.
+  const human = withApproverKey(world.shellEnv, world.root);
+  const publicKey = keyStoreFiles(approverDir(human)).publicKey;
   const config = join(world.root, 'serve.yaml');
-  writeFileSync(config, `server:\n  port: 0\nstate:\n  dir: ${join(world.root, 'serve-state')}\n`);
+  writeFileSync(
+    config,
+    `server:\n  port: 0\nstate:\n  dir: ${join(world.root, 'serve-state')}\ncorrelation:\n  approverKeys: [${JSON.stringify(publicKey)}]\n`,
+  );
   serve = spawn(process.execPath, [BIN, 'serve', '--config', config], {
     env: world.shellEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

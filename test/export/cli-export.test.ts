@@ -211,8 +211,12 @@ describe('recording commands with an endpoint', () => {
     expect(pre.stderr).not.toContain(place.dir);
     const ok = await approve('sess-c', env);
     expect(ok.status).toBe(EXIT.ok);
-    expect(ok.stdout).toMatch(/^approval recorded: scope \(ref CHG-42\), seq 2\n$/);
-    expect(ok.stderr).toMatch(/2 request\(s\) waiting/);
+    // seq 2 is the approver key's certificate, pinned at its first use on this ledger.
+    // On the human's terminal standard output and standard error are one transcript.
+    expect(ok.stdout).toMatch(
+      /approval recorded: scope \(ref CHG-42\), seq 3, signed by ed25519:[0-9a-f]{32}\r?\n/,
+    );
+    expect(ok.stdout).toMatch(/2 request\(s\) waiting/);
 
     const files = spooled(place.spool);
     expect(files).toHaveLength(2);

@@ -5,10 +5,12 @@
  * OTLP receiver. The post span arrives downstream enriched `conflicting`; after a human's
  * `continuity approve` and a re-observation it arrives `approved_change`, and `/metrics` agrees.
  */
+
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approverDir, keyStoreFiles } from '../../src/authority/key-store.js';
 import { digestValue } from '../../src/digest/digest.js';
 import {
   ATTR_APPROVAL_TO_DIGEST,
@@ -35,6 +37,7 @@ import {
   total,
   waitFor,
 } from '../service/harness.js';
+import { withApproverKey } from '../support/human.js';
 import { BIN, makePlace, type Place, type Run, runCli } from './harness.js';
 
 const SESSION = 'script-session-1';
@@ -53,7 +56,13 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   place = makePlace('export-serve-');
   downstream = await startDownstream();
-  serve = await startServe({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: downstream.base }, dir: place.dir });
+  // serve trusts the human's approver key (made where the human's `approve` finds it).
+  const humanEnv = withApproverKey(place.env({}), dirname(place.dir));
+  serve = await startServe({
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: downstream.base },
+    dir: place.dir,
+    config: { correlation: { approverKeys: [keyStoreFiles(approverDir(humanEnv)).publicKey] } },
+  });
   env = place.env({ CONTINUITY_OTLP_ENDPOINT: serve.base });
   writeFileSync(join(place.dir, 'pre.json'), JSON.stringify(PRE));
   writeFileSync(join(place.dir, 'post.json'), JSON.stringify(POST));

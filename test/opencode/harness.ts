@@ -15,6 +15,7 @@
  *
  * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,7 @@ import type { Voice } from '../../src/adapters/core/messages.js';
 import { CONSEQUENTIAL_TOOLS } from '../../src/adapters/opencode/config.js';
 import { compareCriticality } from '../../src/decision/names.js';
 import { ATTR_SESSION_ID } from '../../src/otel/semconv.js';
+import { atTerminal, withApproverKey } from '../support/human.js';
 import {
   type ChatServer,
   type ChatServerOptions,
@@ -408,6 +410,13 @@ export async function opencodeServe(suite: Suite, world: World): Promise<Served>
 
 /** `continuity …` in the human's terminal (another process, the same state and ledger). */
 export function human(world: World, args: string[], input?: string): Promise<Run> {
+  // An approval is signed with the approver key, its passphrase typed at a terminal.
+  if (args[0] === 'approve') {
+    return atTerminal(process.execPath, [BIN, ...args], {
+      env: withApproverKey(world.shellEnv, world.root),
+      cwd: world.project,
+    });
+  }
   return run(process.execPath, [BIN, ...args], {
     env: world.shellEnv,
     cwd: world.project,
