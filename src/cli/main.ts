@@ -16,6 +16,7 @@ import { registerObserve } from './commands/observe.js';
 import { registerServe } from './commands/serve.js';
 import { registerSnapshot } from './commands/snapshot.js';
 import { registerStatus } from './commands/status.js';
+import { registerTask } from './commands/task.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 export { CliError } from './exit-codes.js';
@@ -63,6 +64,7 @@ export function buildProgram(): Command {
   registerSnapshot(program);
   registerApprove(program);
   registerKey(program);
+  registerTask(program);
   registerStatus(program);
   registerLedger(program);
   registerServe(program);

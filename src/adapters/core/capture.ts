@@ -18,11 +18,14 @@
  * approval chain is the session's ledger approvals (a new session starts from the task record).
  */
 
+import { matchesSeal, readSeal } from '../../authority/seal.js';
+import { trustedKeysOf } from '../../authority/trust.js';
 import type { Approval, DecisionMap } from '../../decision/model.js';
 import { compareCriticality } from '../../decision/names.js';
 import { NORMALIZER_VERSION } from '../../decision/rules.js';
 import { loadDigestKey } from '../../digest/key-file.js';
 import { boundarySpanIds, type ExportSpan, timeNs } from '../../export/spans.js';
+import { readApproverKeyRecords } from '../../ledger/latest.js';
 import { evidenceMissingAttributes, snapshotAttributes } from '../../otel/attributes.js';
 import { EVIDENCE_MISSING_REASONS, SPAN_COMPACTION_PRE } from '../../otel/semconv.js';
 import type { TrackedBoundary } from './boundary.js';
@@ -132,20 +135,67 @@ function takeCapture(input: PreCaptureInput, warn: (line: string) => void): PreC
     const names = o.ok ? [...o.outline.names].sort(compareCriticality) : [];
     return { ok: false, capturedAt: now, reason: r.problem.code, names };
   }
+  const sealed = againstSeal(config, r.digests.decisions, now, warn);
+  if (!sealed.ok)
+    return { ok: false, capturedAt: now, reason: sealed.reason, names: Object.keys(r.digests.decisions) };
   let approvals: Approval[] = [];
   try {
     approvals = openEvidence(config).latest(input.sessionId)?.approvals ?? [];
   } catch (e) {
     warn(`approvals not read (${(e as Error).message.split('\n')[0]}); the task record is used as it is`);
   }
-  const { decisions, carried } = carryForward(r.digests.decisions, approvals);
+  const { decisions, carried } = carryForward(sealed.decisions, approvals);
   return {
     ok: true,
     capturedAt: now,
     normalizerVersion: NORMALIZER_VERSION,
     decisions,
     ...(carried.length > 0 ? { carried } : {}),
+    ...(sealed.changed ? { taskRecordChanged: true as const } : {}),
   };
+}
+
+/** The evidence reasons of the task record's seal. */
+export const SEAL_EVIDENCE_REASONS = {
+  /** The task record differs from its seal: the sealed digests were captured, not the record. */
+  taskRecordChanged: 'task_record_changed',
+  /** A seal exists but does not verify: no baseline can be trusted, so no pre snapshot is taken. */
+  taskSealInvalid: 'task_seal_invalid',
+} as const;
+
+/**
+ * The decisions the pre snapshot takes, given the task record's seal (../../authority/seal.ts):
+ * the record's when it matches its seal or was never sealed; the sealed digests when it changed
+ * since (never adopted); none when a seal exists but does not verify.
+ */
+function againstSeal(
+  config: AdapterConfig,
+  decisions: DecisionMap,
+  now: string,
+  warn: (line: string) => void,
+): { ok: true; decisions: DecisionMap; changed: boolean } | { ok: false; reason: string } {
+  const ledgerPath = config.env.ledgerPath;
+  const trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath));
+  const read = readSeal(config.env.stateRoot, config.projectDir, trust);
+  if (read.kind === 'absent') {
+    if (trust.keys.size > 0) warn('the task record is not sealed: run `continuity task seal` in a terminal');
+    return { ok: true, decisions, changed: false };
+  }
+  if (read.kind === 'invalid') {
+    warn(
+      `no pre snapshot: ${read.message} (${SEAL_EVIDENCE_REASONS.taskSealInvalid}); seal the task record again`,
+    );
+    return { ok: false, reason: SEAL_EVIDENCE_REASONS.taskSealInvalid };
+  }
+  if (matchesSeal(decisions, read.seal)) return { ok: true, decisions, changed: false };
+  warn(
+    `the task record differs from its seal (${SEAL_EVIDENCE_REASONS.taskRecordChanged}): the sealed decisions are captured; if you changed it, run \`continuity task seal\``,
+  );
+  const out: DecisionMap = {};
+  for (const [name, d] of Object.entries(read.seal.decisions)) {
+    out[name] = { digest: d.digest, revision: d.revision, observedAt: now, source: 'task-seal' };
+  }
+  return { ok: true, decisions: out, changed: true };
 }
 
 /** The names a capture is about (for the summarizer's instruction and the restatement request). */
@@ -196,8 +246,22 @@ export async function recordOpenedBoundary(
   };
   const store = openEvidence(config);
   let failed: string | undefined;
+  // A task record changed since its seal is evidence of its own, beside the sealed pre snapshot.
+  const changed =
+    capture?.ok && capture.taskRecordChanged
+      ? [
+          {
+            type: 'evidence_missing' as const,
+            phase: 'pre' as const,
+            ...base,
+            reason: SEAL_EVIDENCE_REASONS.taskRecordChanged,
+            at: capture.capturedAt,
+          },
+        ]
+      : [];
   try {
     await store.append(
+      ...changed,
       capture?.ok
         ? {
             type: 'snapshot',

@@ -227,6 +227,11 @@ export type PreCapture =
       decisions: DecisionMap;
       /** Decisions whose digest was carried forward along a human approval chain. */
       carried?: string[];
+      /**
+       * The task record differs from its seal: `decisions` are the sealed digests, and the
+       * change is recorded as `task_record_changed` (../../authority/seal.ts).
+       */
+      taskRecordChanged?: true;
     }
   | { ok: false; capturedAt: string; reason: string; names: string[] };
 
