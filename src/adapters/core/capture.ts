@@ -19,7 +19,7 @@
  */
 
 import { matchesSeal, readSeal } from '../../authority/seal.js';
-import { trustedKeysOf } from '../../authority/trust.js';
+import { NO_KEYS, type TrustedKeys, trustedKeysOf } from '../../authority/trust.js';
 import type { Approval, DecisionMap } from '../../decision/model.js';
 import { compareCriticality } from '../../decision/names.js';
 import { NORMALIZER_VERSION } from '../../decision/rules.js';
@@ -175,7 +175,13 @@ function againstSeal(
   warn: (line: string) => void,
 ): { ok: true; decisions: DecisionMap; changed: boolean } | { ok: false; reason: string } {
   const ledgerPath = config.env.ledgerPath;
-  const trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath));
+  let trust: TrustedKeys = NO_KEYS;
+  try {
+    trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath));
+  } catch {
+    // An unreadable ledger trusts no key: a seal then does not verify (task_seal_invalid), and the
+    // append that follows says what is wrong with the ledger.
+  }
   const read = readSeal(config.env.stateRoot, config.projectDir, trust);
   if (read.kind === 'absent') {
     if (trust.keys.size > 0) warn('the task record is not sealed: run `continuity task seal` in a terminal');

@@ -50,9 +50,16 @@ export function hookLauncher(explicit: string | undefined, onPathNow: boolean): 
 /** What `init --remove` says of the project files init made: they stay (the task record is the user's). */
 export const PROJECT_FILES_KEPT = `${GITIGNORE_LINE} and its .gitignore line are left as they are (the task record is yours); delete them if you no longer need them`;
 
-/** The last line init prints: what to run next, `binary` being the agent the user starts. */
+/**
+ * What init says about human authority: an approval counts only when signed with the approver
+ * key, and the task record only holds against the agent once sealed (docs/security.md).
+ */
+export const SEAL_STEP_LINE =
+  'seal: once the task record is filled in, run `continuity key init` (once) and `continuity task seal` yourself, in a terminal: approvals and task record changes then need your passphrase';
+
+/** The last lines init prints: sealing, then what to run next, `binary` being the agent the user starts. */
 export function nextStepLine(binary: string): string {
-  return `next: start a local receiver with \`continuity serve\` (optional: spans are spooled until one answers), then run ${binary} in this project`;
+  return `${SEAL_STEP_LINE}\nnext: start a local receiver with \`continuity serve\` (optional: spans are spooled until one answers), then run ${binary} in this project`;
 }
 
 /** What init notes when its hooks run this checkout's bin because `continuity` is not on PATH. */
