@@ -4,6 +4,7 @@
  * spanmetrics-shaped series from what it received), and a Prometheus (child process, own data
  * folder, 1 s scrape and evaluation) scrapes both and evaluates the real rule file.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   PROMETHEUS_NAMES,
   SERVICE_PROMETHEUS_NAMES,
 } from '../../src/otel/semconv.js';
+import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 import { CollectorDouble } from './collector-double.js';
 import { CONTINUITY_SERVE_JOB, SPANMETRICS_CALLS } from './collector-names.js';
 import {
@@ -145,6 +147,8 @@ beforeAll(async () => {
         postWindows: { [SHORT_WINDOW_RUNTIME]: '2s' },
         maxPendingBoundaries: 2,
         expireInterval: '200ms',
+        // The approver the six cases' approvals are signed with (../support/approver.ts).
+        approverKeys: [SERVICE_TEST_APPROVER.publicKeyHex],
       },
       state: { dir: join(dir, 'serve-state') },
       log: { level: 'warn' },

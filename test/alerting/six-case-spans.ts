@@ -24,6 +24,7 @@ import {
   SPAN_DECISION_APPROVAL,
 } from '../../src/otel/semconv.js';
 import { recordToAttributes } from '../../src/otlp/index.js';
+import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 
 const CASES_FILE = new URL('../../examples/six-case/cases.json', import.meta.url);
 
@@ -117,7 +118,8 @@ export function sixCaseWave(wave: number, cases = loadSixCases()): { body: strin
     for (const a of c.approvals) {
       spans.push({
         name: SPAN_DECISION_APPROVAL,
-        attributes: approvalAttributes(sessionId, a),
+        // Signed by the approver `startServe` trusts, as a human's approval is.
+        attributes: approvalAttributes(sessionId, SERVICE_TEST_APPROVER.sign(a, sessionId, boundaryId)),
         durationMs: 1,
       });
     }
@@ -196,14 +198,21 @@ export function approveAndReobserve(sentCase: SentCase, cases = loadSixCases()):
   return otlpJsonRequest([
     {
       name: SPAN_DECISION_APPROVAL,
-      attributes: approvalAttributes(sentCase.sessionId, {
-        decision,
-        fromDigest: c.pre.decisions[decision]!.digest,
-        toDigest: c.post.decisions[decision]!.digest,
-        approvalRef: 'CHG-7',
-        approvedBy: 'reviewer-1',
-        approvedAt: '2026-11-30T10:06:00Z',
-      }),
+      attributes: approvalAttributes(
+        sentCase.sessionId,
+        SERVICE_TEST_APPROVER.sign(
+          {
+            decision,
+            fromDigest: c.pre.decisions[decision]!.digest,
+            toDigest: c.post.decisions[decision]!.digest,
+            approvalRef: 'CHG-7',
+            approvedBy: 'reviewer-1',
+            approvedAt: '2026-11-30T10:06:00Z',
+          },
+          sentCase.sessionId,
+          sentCase.boundaryId,
+        ),
+      ),
       durationMs: 1,
     },
     { name: SPAN_COMPACTION_POST, attributes: snapshotAttributes('post', post, boundary), durationMs: 4 },
