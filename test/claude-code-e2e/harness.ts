@@ -12,6 +12,7 @@
  *
  * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,7 @@ import {
   toolResult,
 } from '../support/anthropic-server.js';
 import { receivedBytes, sessionSpans } from '../support/evidence.js';
+import { suiteApproverPublicKey } from '../support/human.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, ensureSystemTools, PEERS, type SystemTool } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
@@ -72,6 +74,9 @@ async function startServe(dir: string, downstream: string): Promise<{ child: Chi
       'downstream:',
       `  endpoint: ${downstream}/v1/traces`,
       '  protocol: http/json',
+      // The human's approver key (../support/human.ts): their approvals count here.
+      'correlation:',
+      `  approverKeys: [${JSON.stringify(suiteApproverPublicKey())}]`,
       '',
     ].join('\n'),
   );

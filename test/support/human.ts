@@ -6,7 +6,8 @@
  * without the passphrase.
  */
 import { createPrivateKey } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -35,9 +36,35 @@ export function ensureTerminalTools(): Promise<void> {
  * without a terminal because it is the set-up, not the behaviour under test (`key init` itself is
  * tested through the terminal).
  */
-export function withApproverKey(env: NodeJS.ProcessEnv, base: string): NodeJS.ProcessEnv {
-  const configHome = env.XDG_CONFIG_HOME ?? join(base, 'human-config');
+export function withApproverKey(env: NodeJS.ProcessEnv, base?: string): NodeJS.ProcessEnv {
+  const configHome =
+    env.XDG_CONFIG_HOME ?? (base !== undefined ? join(base, 'human-config') : suiteConfigHome());
   const out = { ...env, XDG_CONFIG_HOME: configHome };
+  ensureKeyStore(out);
+  return out;
+}
+
+let suiteHome: string | undefined;
+/** One human configuration directory per test process (removed at exit), for suites whose serve trusts it. */
+function suiteConfigHome(): string {
+  if (!suiteHome) {
+    suiteHome = mkdtempSync(join(tmpdir(), 'continuity-human-'));
+    const home = suiteHome;
+    process.on('exit', () => rmSync(home, { recursive: true, force: true }));
+  }
+  return suiteHome;
+}
+
+/**
+ * The public key file of this test process's human (made on first use): for a `continuity serve`
+ * that must trust the approvals the human signs through {@link withApproverKey} without a base.
+ */
+export function suiteApproverPublicKey(): string {
+  const env = withApproverKey({});
+  return keyStoreFiles(approverDir(env)).publicKey;
+}
+
+function ensureKeyStore(out: NodeJS.ProcessEnv): void {
   const dir = approverDir(out);
   if (!existsSync(keyStoreFiles(dir).privateKey)) {
     const made = generateKey(HUMAN_PASSPHRASE);
@@ -46,7 +73,6 @@ export function withApproverKey(env: NodeJS.ProcessEnv, base: string): NodeJS.Pr
       certify(made.publicHex, new Date().toISOString(), null, key),
     ]);
   }
-  return out;
 }
 
 /**

@@ -80,7 +80,8 @@ export function continuityCli(
     // An approval is signed with the human's key, its passphrase typed at a terminal (./human.ts).
     args[0] === 'approve'
       ? atTerminal(process.execPath, [BIN, ...args], {
-          env: withApproverKey(env, dirname(env.CONTINUITY_STATE_DIR ?? project)),
+          // This process's human (../support/human.ts), whose key the e2e suites' serve trusts.
+          env: withApproverKey(env),
           cwd: project,
         })
       : run(process.execPath, [BIN, ...args], {
