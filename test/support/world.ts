@@ -6,7 +6,7 @@
  * configuration, and its `init`.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { atTerminal, withApproverKey } from './human.js';
 import { type Run, run } from './processes.js';
