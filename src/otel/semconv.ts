@@ -475,6 +475,7 @@ export const METRIC_ATTRIBUTES = {
   [METRIC_PENDING]: [],
   [METRIC_REOBSERVATION_DURATION]: [METRIC_ATTR_RUNTIME, METRIC_ATTR_TRIGGER],
   [METRIC_EVICTIONS]: [METRIC_ATTR_RUNTIME],
+  [METRIC_APPROVAL_ATTEMPTS]: [METRIC_ATTR_RESULT],
 } as const satisfies Record<keyof typeof PROMETHEUS_NAMES, readonly string[]>;
 
 /** The point attributes of each of the service's own metrics. */
