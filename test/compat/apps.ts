@@ -65,9 +65,13 @@ export function run(
   });
 }
 
-/** `npm pack` of the built repository into `dir`; returns the tarball's path. */
+/**
+ * `npm pack` of the built repository into `dir`; returns the tarball's path. `--ignore-scripts`:
+ * `npm test` has built already, and `prepare` (the build, which empties dist/ first) must not run
+ * under the test files that read dist/ in parallel.
+ */
 export async function packRepository(dir: string): Promise<string> {
-  const r = await run('npm', ['pack', '--json', '--pack-destination', dir], {
+  const r = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
     cwd: REPO,
     env: appEnv(process.execPath),
   });

@@ -41,7 +41,9 @@ let publish: DryRun;
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'continuity-package-'));
-  const r = spawnSync('npm', ['publish', '--dry-run', '--json'], {
+  // --ignore-scripts: built already by `npm test`; prepare (the build) would empty dist/ under the
+  // test files that read it in parallel.
+  const r = spawnSync('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], {
     cwd: REPO,
     env: appEnv(process.execPath),
     encoding: 'utf8',
@@ -314,7 +316,9 @@ describe('what each entry point loads', () => {
       .filter((u) => u.includes('/dist/'))
       .map((u) => u.slice(u.indexOf('/dist/') + 1));
     expect(loaded).toContain('dist/otel/processor.js');
-    expect(loaded.filter((f) => /digest\/(digest|normalize)|ledger|otlp|decision\/model|persist\.js/.test(f))).toEqual([]);
+    expect(
+      loaded.filter((f) => /digest\/(digest|normalize)|ledger|otlp|decision\/model|persist\.js/.test(f)),
+    ).toEqual([]);
     const cjs = spawnSync(
       process.execPath,
       ['-e', "require('agent-continuity'); console.log(JSON.stringify(Object.keys(require.cache)))"],
