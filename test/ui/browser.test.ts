@@ -358,6 +358,33 @@ describe('the continuity page in Chromium', () => {
     await page.close();
   });
 
+  it('filters the sessions by continuity state and by runtime, and the live updates keep the filter', async () => {
+    const page = await open('/ui');
+    await page.selectOption('#filter-state', 'conflicting');
+    await Promise.all([
+      page.waitForURL(/\/ui\?state=conflicting/),
+      page.click('form.filter button[type="submit"]'),
+    ]);
+    const states = await page.$$eval('#sessions tbody tr', (trs) =>
+      trs.map((tr) => tr.getAttribute('data-state')),
+    );
+    expect(states.length).toBeGreaterThan(0);
+    expect(new Set(states)).toEqual(new Set(['conflicting']));
+    expect(await page.getAttribute('main', 'data-fragment')).toBe('/ui/fragment/overview?state=conflicting');
+    expect(await page.textContent('#sessions caption')).toContain('shown (filtered)');
+    // Both filters: the SDK's conflicts only (the six cases' runtime), none of the CLI's.
+    await page.selectOption('#filter-runtime', 'sdk');
+    await Promise.all([page.waitForURL(/runtime=sdk/), page.click('form.filter button[type="submit"]')]);
+    const keys = await page.$$eval('#sessions tbody tr', (trs) =>
+      trs.map((tr) => tr.getAttribute('data-session-key')),
+    );
+    expect(keys).toEqual([key(sent[4]!.sessionId)]);
+    await page.click('form.filter a');
+    await page.waitForURL(/\/ui$/);
+    expect(await page.$$eval('#sessions tbody tr', (trs) => trs.length)).toBeGreaterThan(keys.length);
+    await page.close();
+  });
+
   it('works with JavaScript disabled (server-rendered, no copy buttons)', async () => {
     const noJs = await launchChromium({ javaScriptEnabled: false });
     try {
