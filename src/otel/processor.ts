@@ -57,7 +57,14 @@ function isAlone(span: object): boolean {
     typeof multi === 'object' && multi !== null
       ? (multi as { _spanProcessors?: unknown })._spanProcessors
       : undefined;
-  return Array.isArray(list) && list.length > 0 && list.every((p) => p instanceof ContinuityProcessor);
+  return Array.isArray(list) && list.length > 0 && list.every(isContinuityProcessor);
+}
+
+/** Marks a ContinuityProcessor of any copy of this package (the ES module and the CommonJS build). */
+const PROCESSOR_BRAND = Symbol.for('agent-continuity.processor');
+
+function isContinuityProcessor(p: unknown): boolean {
+  return typeof p === 'object' && p !== null && PROCESSOR_BRAND in p;
 }
 
 /** Errors never reach the agent: they go to the diagnostic logger (what the SDK's default handler does). */
@@ -96,6 +103,8 @@ function report(err: unknown): void {
  * the `SpanProcessor` of sdk-trace-base 2.x and of sdk-trace 3.x alike.
  */
 export class ContinuityProcessor {
+  /** The brand `isAlone` recognises, whichever copy of the package built this processor. */
+  readonly [PROCESSOR_BRAND] = true;
   private readonly _correlator: Correlator;
   private readonly _metrics: ContinuityMetrics;
   private readonly _clock: () => number;

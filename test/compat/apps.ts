@@ -332,15 +332,17 @@ process.stdout.write(JSON.stringify({ state: null, shutdownMs: Math.round(perfor
 export const CJS_SESSION = 'session-cjs-0001';
 
 /**
- * A CommonJS app for `node --require ./tracing.cjs app.cjs` (tracing.cjs is the README's block):
- * requires the package, captures and observes one boundary, prints one JSON line; the README's
- * `beforeExit` hook shuts the SDK down and exports.
+ * An app for `node --require ./tracing.cjs app.cjs` (tracing.cjs is the README's block): loads the
+ * package (`require`, or with `esm` an ES module app that `import`s it, so the processor and the
+ * extension come from the two builds), captures and observes one boundary, prints one JSON line;
+ * the README's `beforeExit` hook shuts the SDK down and exports.
  */
-export function cjsAppSource(): string {
-  return `// Assembled by test/compat/apps.ts: a CommonJS app run under the README's tracing.js.
-'use strict';
-const { DiagLogLevel, diag } = require('@opentelemetry/api');
-const { createContinuity } = require('agent-continuity');
+export function cjsAppSource(sessionId: string = CJS_SESSION, esm = false): string {
+  const loads = esm
+    ? "import { DiagLogLevel, diag } from '@opentelemetry/api';\nimport { createContinuity } from 'agent-continuity';"
+    : "'use strict';\nconst { DiagLogLevel, diag } = require('@opentelemetry/api');\nconst { createContinuity } = require('agent-continuity');";
+  return `// Assembled by test/compat/apps.ts: an app run under the README's CommonJS tracing.js.
+${loads}
 
 ${DIAG_PRELUDE}
 (async () => {
@@ -350,8 +352,8 @@ ${DIAG_PRELUDE}
     target: { value: 'release/2.4' },
     acceptance_test: { value: 'npm test -- ledger' },
   };
-  await continuity.capturePre(${JSON.stringify(CJS_SESSION)}, decisions, { trigger: 'auto' });
-  const { state } = await continuity.observePost(${JSON.stringify(CJS_SESSION)}, decisions);
+  await continuity.capturePre(${JSON.stringify(sessionId)}, decisions, { trigger: 'auto' });
+  const { state } = await continuity.observePost(${JSON.stringify(sessionId)}, decisions);
   process.stdout.write(JSON.stringify({ state, shutdownMs: 0, diag: diagnostics }) + '\\n');
 })();
 `;

@@ -398,27 +398,32 @@ describe.each(LINES)('$title', ({ line, node, byHand }) => {
   );
 
   it(
-    "runs under node --require with the README's CommonJS tracing.js",
+    "runs under node --require with the README's CommonJS tracing.js, a CommonJS app and an ES module app",
     async () => {
-      const receiver = await startOtlpReceiver();
-      try {
-        writeFileSync(join(installed.app.dir, 'tracing.cjs'), readmeBlock('tracing-cjs'));
-        const { output } = await runApp(
-          installed.app,
-          'app.cjs',
-          cjsAppSource(),
-          { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
-          ['--require', './tracing.cjs'],
-        );
-        expect(output.state).toBe('preserved');
-        expect(output.diag).toEqual({ warn: [], error: [] });
-        const pre = spanOf(receiver, SPAN_COMPACTION_PRE, CJS_SESSION);
-        const post = spanOf(receiver, SPAN_COMPACTION_POST, CJS_SESSION);
-        expect(post?.attributes[ATTR_CONTINUITY_STATE]).toBe('preserved');
-        expect(post?.links).toEqual([{ traceId: pre!.traceId, spanId: pre!.spanId }]);
-        expect(post?.service).toBe('my-agent');
-      } finally {
-        await receiver.close();
+      writeFileSync(join(installed.app.dir, 'tracing.cjs'), readmeBlock('tracing-cjs'));
+      for (const [file, sessionId, esm] of [
+        ['app.cjs', CJS_SESSION, false],
+        ['app-esm.mjs', `${CJS_SESSION}-esm`, true],
+      ] as const) {
+        const receiver = await startOtlpReceiver();
+        try {
+          const { output } = await runApp(
+            installed.app,
+            file,
+            cjsAppSource(sessionId, esm),
+            { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+            ['--require', './tracing.cjs'],
+          );
+          expect(output.state, file).toBe('preserved');
+          expect(output.diag, file).toEqual({ warn: [], error: [] });
+          const pre = spanOf(receiver, SPAN_COMPACTION_PRE, sessionId);
+          const post = spanOf(receiver, SPAN_COMPACTION_POST, sessionId);
+          expect(post?.attributes[ATTR_CONTINUITY_STATE], file).toBe('preserved');
+          expect(post?.links, file).toEqual([{ traceId: pre!.traceId, spanId: pre!.spanId }]);
+          expect(post?.service, file).toBe('my-agent');
+        } finally {
+          await receiver.close();
+        }
       }
     },
     RUN_TIMEOUT,
