@@ -59,7 +59,9 @@ export const GATED_RUNTIMES: ReadonlySet<string> = new Set([
   'claude-code',
   'claude-agent-sdk',
   'codex-cli',
+  'copilot',
   'opencode',
+  'qwen-code',
 ]);
 
 /** Where a session's evidence lives, as far as this page can tell, and so which commands work. */

@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { RUNTIME as AGENT_SDK_RUNTIME } from '../../src/adapters/claude-agent-sdk/config.js';
 import { RUNTIME as CLAUDE_CODE_RUNTIME } from '../../src/adapters/claude-code/config.js';
 import { RUNTIME as CODEX_RUNTIME } from '../../src/adapters/codex/config.js';
+import { COPILOT_RUNTIME } from '../../src/adapters/copilot/config.js';
 import { RUNTIME as OPENCODE_RUNTIME } from '../../src/adapters/opencode/config.js';
+import { QWEN_RUNTIME } from '../../src/adapters/qwen-code/config.js';
 import { classify } from '../../src/classify/classify.js';
 import type { Resolution, SessionView } from '../../src/correlate/types.js';
 import type { Snapshot } from '../../src/decision/model.js';
@@ -190,7 +192,14 @@ describe('the page model', () => {
 
   it('names as gated exactly the runtimes whose adapters have a write gate', () => {
     expect([...GATED_RUNTIMES].sort()).toEqual(
-      [CLAUDE_CODE_RUNTIME, AGENT_SDK_RUNTIME, CODEX_RUNTIME, OPENCODE_RUNTIME].sort(),
+      [
+        CLAUDE_CODE_RUNTIME,
+        AGENT_SDK_RUNTIME,
+        CODEX_RUNTIME,
+        COPILOT_RUNTIME,
+        OPENCODE_RUNTIME,
+        QWEN_RUNTIME,
+      ].sort(),
     );
   });
 
