@@ -63,6 +63,19 @@ afterAll(() => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 }, 5 * 60_000);
 
+describe("the README's install block", () => {
+  it('installs from the repository the manifest names, the way this file installs from git+file://', () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const block = /## Install\n[\s\S]*?```sh\n([\s\S]*?)\n```/.exec(readme)?.[1] ?? '';
+    const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      repository: { url: string };
+    };
+    expect(block.split('\n')[0]).toMatch(
+      new RegExp(`^npm install ${manifest.repository.url.replace(/[.+]/g, '\\$&')} `),
+    );
+  });
+});
+
 describe('npm install git+file://…', () => {
   it('installs the built package: dist/ with the ES module and CommonJS builds, no devDependency', async () => {
     expect(installRun.status, installRun.stderr).toBe(0);
