@@ -11,7 +11,7 @@
 //
 // Run: npm run bench (builds first), or node bench/run.js core after `npm run build`.
 import { createHash } from 'node:crypto';
-import { classify, createDigestKey, digestValue } from '../dist/index.js';
+import { classify, createDigestKey, digestValue } from '../dist/core.js';
 
 const ROUNDS = 7;
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);

@@ -13,7 +13,7 @@
 // figures are printed beside it.
 //
 // Run: npm run bench (builds first), or node bench/run.js extension after `npm run build`.
-import { ContinuityProcessor, createContinuity } from '../dist/index.js';
+import { ContinuityProcessor, createContinuity } from '../dist/core.js';
 import { exportedSpans, pipeline as sharedPipeline } from './pipeline.js';
 
 /** @param {boolean} withProcessor */

@@ -34,7 +34,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ledger, readLatestBoundary, verifyLedger } from '../dist/index.js';
+import { Ledger, readLatestBoundary, verifyLedger } from '../dist/core.js';
 import { sealRecord } from '../dist/ledger/chain.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,7 +52,7 @@ const at = (/** @type {number} */ s) => new Date(Date.UTC(2026, 10, 30, 12, 0, 0
 /**
  * A pre or post snapshot of three decisions, the common record.
  * @param {string} sessionId @param {string} boundaryId @param {'pre' | 'post'} phase @param {number} i
- * @returns {import('../dist/index.js').NewRecord}
+ * @returns {import('../dist/core.js').NewRecord}
  */
 function snapshot(sessionId, boundaryId, phase, i) {
   return {
@@ -127,7 +127,7 @@ async function appendThroughput() {
 async function buildLedger(total) {
   const path = join(dir, `status-${total}.jsonl`);
   const ledger = Ledger.open(path);
-  /** @type {import('../dist/index.js').NewRecord[]} */
+  /** @type {import('../dist/core.js').NewRecord[]} */
   let batch = [
     snapshot('measured-session', 'b-measured', 'pre', 1),
     {
@@ -171,7 +171,7 @@ async function buildLedger(total) {
 
 /**
  * The other sessions' record number `i` (i ≥ 4): snapshots and activity over 500 sessions.
- * @param {number} i @returns {import('../dist/index.js').NewRecord}
+ * @param {number} i @returns {import('../dist/core.js').NewRecord}
  */
 function filler(i) {
   const s = `session-${i % 500}`;

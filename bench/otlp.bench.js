@@ -14,7 +14,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { decodeTraceRequest, encodeTraceRequest } from '../dist/index.js';
+import { decodeTraceRequest, encodeTraceRequest } from '../dist/core.js';
 import { otlpRoot } from '../dist/otlp/index.js';
 
 const exporter = new InMemorySpanExporter();

@@ -18,7 +18,7 @@
 //
 // Run: npm run bench (builds first), or node bench/run.js processor after `npm run build`.
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ContinuityProcessor, digestValue, snapshotAttributes } from '../dist/index.js';
+import { ContinuityProcessor, digestValue, snapshotAttributes } from '../dist/core.js';
 import { exportedSpans, pipeline as sharedPipeline } from './pipeline.js';
 
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);

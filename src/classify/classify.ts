@@ -5,7 +5,7 @@
 import type { Approval, Snapshot } from '../decision/model.js';
 import { compareCriticality } from '../decision/names.js';
 import { parseRfc3339Utc } from '../decision/time.js';
-import { digestScheme } from '../digest/digest.js';
+import { digestScheme } from '../digest/scheme.js';
 import {
   ACTIONS,
   BOUNDARY_REASONS,

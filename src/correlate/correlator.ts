@@ -42,18 +42,14 @@ import type {
 } from '../otel/attributes.js';
 import { ACTIVITY_STATE_UNKNOWN, type CompactionTrigger, EVIDENCE_MISSING_REASONS } from '../otel/semconv.js';
 import { resolveCorrelatorOptions } from './options.js';
-import {
-  PENDING_STATE_VERSION,
-  type PendingEntry,
-  type PendingState,
-  type PersistedBoundary,
-  PersistedBoundarySchema,
-  type PersistedHeldPost,
-  PersistedHeldPostSchema,
-  PersistedSessionSchema,
-  readPendingStateEnvelope,
-  salvageSessionId,
+import type {
+  CheckedPendingState,
+  PendingEntry,
+  PendingState,
+  PersistedBoundary,
+  PersistedHeldPost,
 } from './persist.js';
+import { PENDING_STATE_VERSION } from './persist-version.js';
 import type {
   CorrelatorOptions,
   CorrelatorStats,
@@ -363,45 +359,43 @@ export class Correlator {
   }
 
   /**
-   * Restores state written by {@link Correlator.exportPending}. Entries that do not validate are
+   * Restores state written by {@link Correlator.exportPending}, as `readPendingState` (in
+   * `correlate/persist`, where the schemas live) checked it; `undefined` is a document of another
+   * version or shape. Entries that do not validate are
    * unrecoverable: a boundary or held post whose session is still readable resolves now to
    * `unverified` (cause `unrecoverable`), never to a match; the rest are counted in
    * `stats.unrecoverable`. Windows are recomputed with this correlator's options, so boundaries
    * already past their window resolve on the next {@link Correlator.expire}.
    */
-  importPending(data: unknown, nowMs: number): Resolution[] {
+  importPending(state: CheckedPendingState | undefined, nowMs: number): Resolution[] {
     const out: Resolution[] = [];
-    const env = readPendingStateEnvelope(data);
-    if (!env) {
+    if (!state) {
       this._stats.unrecoverable++;
       return out;
     }
-    for (const raw of env.sessions) {
-      const p = PersistedSessionSchema.safeParse(raw);
-      if (!p.success) {
+    for (const p of state.sessions) {
+      if (!p.ok) {
         this._stats.unrecoverable++;
         continue;
       }
-      const s = this._touch(p.data.sessionId, p.data.touchedAtMs, out);
-      s.activity = p.data.activity;
-      if (p.data.latest && !s.latest) s.latest = p.data.latest;
+      const s = this._touch(p.value.sessionId, p.value.touchedAtMs, out);
+      s.activity = p.value.activity;
+      if (p.value.latest && !s.latest) s.latest = p.value.latest;
     }
-    for (const raw of env.reobservable) {
-      const p = PersistedBoundarySchema.safeParse(raw);
-      if (!p.success) continue; // losing a re-observable boundary only loses re-classification
-      const b = restoreBoundary(p.data, this.postWindowMs(p.data.runtime ?? null));
+    for (const p of state.reobservable) {
+      if (!p.ok) continue; // losing a re-observable boundary only loses re-classification
+      const b = restoreBoundary(p.value, this.postWindowMs(p.value.runtime ?? null));
       const s = this._touch(b.sessionId, nowMs, out);
       if (!s.reobservable) this._setReobservable(s, b);
     }
-    for (const raw of env.boundaries) {
-      const p = PersistedBoundarySchema.safeParse(raw);
-      if (!p.success) {
+    for (const p of state.boundaries) {
+      if (!p.ok) {
         this._stats.unrecoverable++;
-        const id = salvageSessionId(raw);
-        if (id !== undefined) out.push(this._unrecoverable(this._touch(id, nowMs, out), nowMs));
+        if (p.sessionId !== undefined)
+          out.push(this._unrecoverable(this._touch(p.sessionId, nowMs, out), nowMs));
         continue;
       }
-      const b = restoreBoundary(p.data, this.postWindowMs(p.data.runtime ?? null));
+      const b = restoreBoundary(p.value, this.postWindowMs(p.value.runtime ?? null));
       const s = this._touch(b.sessionId, nowMs, out);
       if (s.pending && s.pending.openedAtMs >= b.openedAtMs) {
         out.push(this._resolveMissing(s, b, 'superseded', nowMs));
@@ -414,18 +408,17 @@ export class Correlator {
       }
       this._setPending(s, b);
     }
-    for (const raw of env.heldPosts) {
-      const p = PersistedHeldPostSchema.safeParse(raw);
-      const event = p.success ? restoreHeldEvent(p.data) : undefined;
-      if (!p.success || !event) {
+    for (const p of state.heldPosts) {
+      const event = p.ok ? restoreHeldEvent(p.value) : undefined;
+      if (!p.ok || !event) {
         this._stats.unrecoverable++;
-        const id = salvageSessionId(raw);
+        const id = p.ok ? p.value.sessionId : p.sessionId;
         if (id !== undefined) out.push(this._unrecoverable(this._touch(id, nowMs, out), nowMs));
         continue;
       }
       const s = this._touch(event.sessionId, nowMs, out);
       if (s.held) out.push(this._resolveOrphan(s, event, false));
-      else this._setHeld(s, event, p.data.heldAtMs);
+      else this._setHeld(s, event, p.value.heldAtMs);
     }
     this._reorder();
     this._enforcePendingLimit(out);

@@ -14,8 +14,9 @@ import {
 } from '../decision/model.js';
 import { ACTIVITY_STATE_UNKNOWN, TRIGGERS } from '../otel/semconv.js';
 
-/** The version of the exported pending-state format. */
-export const PENDING_STATE_VERSION = 1 as const;
+import { PENDING_STATE_VERSION } from './persist-version.js';
+
+export { PENDING_STATE_VERSION };
 
 const SpanRefSchema = z.strictObject({
   traceId: z.string().regex(/^[0-9a-f]{32}$/),
@@ -95,25 +96,51 @@ export type PendingEntry =
   | { k: 'reobservable'; v: PersistedBoundary }
   | { k: 'sessions'; v: PersistedSession };
 
+/** One entry of an imported state after validation: its data, or the session id it still has. */
+export type CheckedEntry<T> =
+  | { ok: true; value: T; sessionId?: never }
+  | { ok: false; value?: never; sessionId?: string };
+
+/**
+ * An imported pending state, validated entry by entry at the edge ({@link readPendingState}), for
+ * {@link Correlator.importPending}: whatever did not validate is marked, never dropped silently.
+ */
+export interface CheckedPendingState {
+  boundaries: CheckedEntry<PersistedBoundary>[];
+  heldPosts: CheckedEntry<PersistedHeldPost>[];
+  reobservable: CheckedEntry<PersistedBoundary>[];
+  sessions: CheckedEntry<PersistedSession>[];
+}
+
 /** The session id of an entry that failed validation, when it still has a readable one. */
-export function salvageSessionId(entry: unknown): string | undefined {
+function salvageSessionId(entry: unknown): string | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;
   const id = (entry as { sessionId?: unknown }).sessionId;
   return typeof id === 'string' && OPAQUE_ID_PATTERN.test(id) ? id : undefined;
 }
 
-/** Reads the top level of an imported state; each list is validated entry by entry by the caller. */
-export function readPendingStateEnvelope(
-  data: unknown,
-): { boundaries: unknown[]; heldPosts: unknown[]; reobservable: unknown[]; sessions: unknown[] } | undefined {
+function checkAll<T>(list: unknown, schema: z.ZodType<T>): CheckedEntry<T>[] {
+  return (Array.isArray(list) ? list : []).map((raw): CheckedEntry<T> => {
+    const p = schema.safeParse(raw);
+    if (p.success) return { ok: true, value: p.data };
+    const sessionId = salvageSessionId(raw);
+    return sessionId === undefined ? { ok: false } : { ok: false, sessionId };
+  });
+}
+
+/**
+ * Reads a pending state written by {@link Correlator.exportPending} (parsed JSON of unknown
+ * shape): `undefined` when it is not one of this version, else every entry checked against its
+ * schema. The schemas (zod) load only here, so a correlator that never imports never loads them.
+ */
+export function readPendingState(data: unknown): CheckedPendingState | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const d = data as Record<string, unknown>;
   if (d.version !== PENDING_STATE_VERSION) return undefined;
-  const list = (v: unknown) => (Array.isArray(v) ? v : []);
   return {
-    boundaries: list(d.boundaries),
-    heldPosts: list(d.heldPosts),
-    reobservable: list(d.reobservable),
-    sessions: list(d.sessions),
+    boundaries: checkAll(d.boundaries, PersistedBoundarySchema),
+    heldPosts: checkAll(d.heldPosts, PersistedHeldPostSchema),
+    reobservable: checkAll(d.reobservable, PersistedBoundarySchema),
+    sessions: checkAll(d.sessions, PersistedSessionSchema),
   };
 }

@@ -56,12 +56,5 @@ export function digestValue(value: unknown, key?: DigestKey): string {
   return key ? hmacDigest(canonical, key) : sha256Digest(canonical);
 }
 
-/** The scheme of a digest: what must match before two digests can be compared. */
-export function digestScheme(digest: string): string {
-  // indexOf/slice rather than split: the classifier calls this twice per decision.
-  const first = digest.indexOf(':');
-  if (first === -1) return digest;
-  if (digest.slice(0, first) !== 'hmac-sha256') return digest.slice(0, first);
-  const second = digest.indexOf(':', first + 1);
-  return second === -1 ? digest : digest.slice(0, second);
-}
+// The scheme parser lives apart so the classifier (and the span processor) need not load the normalizer.
+export { digestScheme } from './scheme.js';

@@ -8,7 +8,12 @@
  */
 import type { ContinuityState } from '../classify/states.js';
 
-const states = new WeakMap<object, ContinuityState>();
+// One map per process, not per module instance: an app may load the processor through `require`
+// (a `node --require ./tracing.js` set-up, the CommonJS build) and the extension through `import`.
+const KEY = Symbol.for('agent-continuity.ended-state');
+const holder = globalThis as { [KEY]?: WeakMap<object, ContinuityState> };
+holder[KEY] ??= new WeakMap<object, ContinuityState>();
+const states = holder[KEY];
 
 /** Remembers the state resolved for an ended post span. */
 export function rememberEndedState(span: object, state: ContinuityState): void {

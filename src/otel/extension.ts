@@ -29,23 +29,20 @@ import { approvalStatement, KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authori
 import type { ContinuityState } from '../classify/states.js';
 import { CONTINUITY_STATES } from '../classify/states.js';
 import { DEFAULT_POST_WINDOWS_MS } from '../correlate/types.js';
+import type { Approval, DecisionMap, Snapshot } from '../decision/model.js';
+import { DECISION_NAME_PATTERN } from '../decision/names.js';
 import {
   ACTIVITY_STATES,
   type ActivityState,
-  type Approval,
   checkDecisionCount,
   DEFAULT_DECISION_BOUNDS,
   type DecisionBounds,
-  type DecisionMap,
   DIGEST_PATTERN,
   NORMALIZER_VERSION,
   OPAQUE_ID_PATTERN,
-  type Snapshot,
-} from '../decision/model.js';
-import { DECISION_NAME_PATTERN } from '../decision/names.js';
+} from '../decision/rules.js';
 import { isRfc3339Utc, parseRfc3339Utc } from '../decision/time.js';
-import { type DigestKey, hmacDigest, sha256Digest } from '../digest/digest.js';
-import { normalize } from '../digest/normalize.js';
+import type { DigestKey } from '../digest/digest.js';
 import {
   activityAttributes,
   approvalAttributes,
@@ -147,6 +144,36 @@ function withTimeout<T>(work: () => Promise<T>, ms: number): Promise<T> {
   return Promise.race([Promise.resolve().then(work), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What digesting a value takes: the normalizer (canonicalize) and the hash functions. */
+interface Digesters {
+  normalize: typeof import('../digest/normalize.js').normalize;
+  sha256Digest: typeof import('../digest/digest.js').sha256Digest;
+  hmacDigest: typeof import('../digest/digest.js').hmacDigest;
+}
+
+let digesters: Promise<Digesters> | undefined;
+
+/**
+ * Loads the digest functions on the first capture, not at `import 'agent-continuity'`: an app
+ * loads the extension at start-up, and most of its processes never compact.
+ */
+function loadDigesters(): Promise<Digesters> {
+  digesters ??= Promise.all([import('../digest/normalize.js'), import('../digest/digest.js')]).then(
+    ([n, d]) => ({ normalize: n.normalize, sha256Digest: d.sha256Digest, hmacDigest: d.hmacDigest }),
+  );
+  return digesters;
+}
+
+/** The Node warning code of a decision given as a plain value instead of `{ value }`. */
+export const PLAIN_VALUE_WARNING_CODE = 'CONTINUITY_PLAIN_VALUE';
+
+/** What a decision input is, in words, for the misuse message (never the value itself). */
+function describeKind(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  return typeof input === 'object' ? 'an object without value or digest' : `a ${typeof input}`;
+}
+
 class ContinuityExtension implements Continuity {
   private readonly _runtime: string;
   private readonly _tracer: Tracer | undefined;
@@ -159,6 +186,10 @@ class ContinuityExtension implements Continuity {
   private readonly _maxOpen: number;
   /** The last capture time issued, in ns: times are strictly increasing (see {@link _nowNs}). */
   private _lastNs = 0n;
+  /** The digest functions, once loaded ({@link loadDigesters}). */
+  private _digesters: Digesters | undefined;
+  /** Whether the plain-value misuse was already reported as a process warning. */
+  private _warnedPlainValue = false;
   /** Session → its last boundary (insertion order = age, for eviction). */
   private readonly _last = new Map<string, LastBoundary>();
   /** How long after its pre capture a closed boundary still takes the session's spans (see {@link _home}). */
@@ -260,13 +291,29 @@ class ContinuityExtension implements Continuity {
     return { ok: false, boundaryId: '', digests: {}, evidenceMissing: reason };
   }
 
-  private _digest(name: string, input: DecisionInput): string {
-    if (input === null || typeof input !== 'object') {
-      throw new CaptureFailure(
-        EVIDENCE_MISSING_REASONS.invalidDecision,
-        'expected { value } or { digest }',
-        name,
+  /**
+   * A decision given as a plain value (`{ target: 'main' }` instead of `{ target: { value: 'main' } }`)
+   * would silently classify `unverified`: say so where a developer sees it by default (a Node
+   * process warning on stderr, once per extension) as well as through `diag`. Names the decision
+   * and the kind of value, never the value.
+   */
+  private _plainValue(name: string, input: unknown): CaptureFailure {
+    const detail = `expected { value: … } or { digest: … }, got ${describeKind(input)}; write { ${name}: { value: … } }`;
+    if (!this._warnedPlainValue) {
+      this._warnedPlainValue = true;
+      process.emitWarning(
+        `agent-continuity: decision "${name}": ${detail} (the boundary resolves unverified)`,
+        {
+          code: PLAIN_VALUE_WARNING_CODE,
+        },
       );
+    }
+    return new CaptureFailure(EVIDENCE_MISSING_REASONS.invalidDecision, detail, name);
+  }
+
+  private _digest(name: string, input: DecisionInput): string {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      throw this._plainValue(name, input);
     }
     if (input.digest !== undefined) {
       if (typeof input.digest !== 'string' || !DIGEST_PATTERN.test(input.digest)) {
@@ -274,13 +321,8 @@ class ContinuityExtension implements Continuity {
       }
       return input.digest;
     }
-    if (!('value' in input)) {
-      throw new CaptureFailure(
-        EVIDENCE_MISSING_REASONS.invalidDecision,
-        'expected { value } or { digest }',
-        name,
-      );
-    }
+    if (!('value' in input)) throw this._plainValue(name, input);
+    const { normalize, hmacDigest, sha256Digest } = this._digesters!;
     const r = normalize(input.value);
     if (!r.ok) {
       // The problem code and path only: the message could quote part of the value.
@@ -465,6 +507,7 @@ class ContinuityExtension implements Continuity {
     decisions: Record<string, DecisionInput>,
     options: CaptureOptions | ObserveOptions,
   ): Promise<ObserveResult> {
+    if (!this._digesters) this._digesters = await loadDigesters();
     const operation = phase === 'pre' ? 'capturePre' : 'observePost';
     const spanName = phase === 'pre' ? SPAN_COMPACTION_PRE : SPAN_COMPACTION_POST;
     const wallStart = performance.now();
@@ -611,6 +654,7 @@ class ContinuityExtension implements Continuity {
 
   async recordApproval(sessionId: string, approval: ApprovalInput): Promise<RecordResult> {
     try {
+      if (!this._digesters) this._digesters = await loadDigesters();
       if (typeof sessionId !== 'string' || !OPAQUE_ID_PATTERN.test(sessionId)) {
         this._report({
           operation: 'recordApproval',

@@ -39,6 +39,34 @@ export const MIN_SDK_WITH_ON_ENDING = Object.freeze({
   sdkNode: '0.209.0',
 });
 
+/**
+ * Said once when the tracer provider has no span processor but continuity ones: nothing exports.
+ * The usual cause: NodeSDK ignores `traceExporter` when `spanProcessors` is given.
+ */
+export const ALONE_WARNING =
+  'ContinuityProcessor: it is the only span processor of its tracer provider, so no span is exported. NodeSDK ignores traceExporter when spanProcessors is given: write spanProcessors: continuityProcessors({ exporter }) (from agent-continuity) instead of traceExporter, or add your BatchSpanProcessor after the ContinuityProcessor';
+
+/**
+ * Whether the provider that started `span` hands spans to continuity processors only. Read from
+ * the SDK's span (sdk-trace-base 2.x and sdk-trace 3.x keep the provider's processors as
+ * `span._spanProcessor._spanProcessors`); `false` whenever that shape is not there.
+ */
+function isAlone(span: object): boolean {
+  const multi = (span as { _spanProcessor?: unknown })._spanProcessor;
+  const list =
+    typeof multi === 'object' && multi !== null
+      ? (multi as { _spanProcessors?: unknown })._spanProcessors
+      : undefined;
+  return Array.isArray(list) && list.length > 0 && list.every(isContinuityProcessor);
+}
+
+/** Marks a ContinuityProcessor of any copy of this package (the ES module and the CommonJS build). */
+const PROCESSOR_BRAND = Symbol.for('agent-continuity.processor');
+
+function isContinuityProcessor(p: unknown): boolean {
+  return typeof p === 'object' && p !== null && PROCESSOR_BRAND in p;
+}
+
 /** Errors never reach the agent: they go to the diagnostic logger (what the SDK's default handler does). */
 function report(err: unknown): void {
   diag.error('ContinuityProcessor: unexpected error', err);
@@ -75,6 +103,8 @@ function report(err: unknown): void {
  * the `SpanProcessor` of sdk-trace-base 2.x and of sdk-trace 3.x alike.
  */
 export class ContinuityProcessor {
+  /** The brand `isAlone` recognises, whichever copy of the package built this processor. */
+  readonly [PROCESSOR_BRAND] = true;
   private readonly _correlator: Correlator;
   private readonly _metrics: ContinuityMetrics;
   private readonly _clock: () => number;
@@ -88,6 +118,8 @@ export class ContinuityProcessor {
   /** Set by the first `onEnding` call: the SDK is new enough, `onEnd` has nothing to do. */
   private _sdkCallsOnEnding = false;
   private _warnedNoOnEnding = false;
+  /** Set by the first `onStart`: whether this processor shares its provider was checked. */
+  private _checkedAlone = false;
 
   /** Builds the processor; nothing is looked up from the global API until it is needed. */
   constructor(options: ContinuityProcessorOptions = {}) {
@@ -132,8 +164,19 @@ export class ContinuityProcessor {
     return this._correlator.stats;
   }
 
-  /** Nothing: compaction attributes are often set after start, so they are read at the end. */
-  onStart(_span: EndingSpan, _parentContext: Context): void {}
+  /**
+   * Nothing for the span itself: compaction attributes are often set after start, so they are read
+   * at the end. The first call checks that this processor is not its provider's only one.
+   */
+  onStart(span: EndingSpan, _parentContext: Context): void {
+    if (this._checkedAlone) return;
+    this._checkedAlone = true;
+    try {
+      if (isAlone(span)) diag.warn(ALONE_WARNING);
+    } catch (err) {
+      report(err);
+    }
+  }
 
   /** Reads compaction spans and writes the result onto a post span while it is still writable. */
   onEnding(span: EndingSpan): void {

@@ -12,7 +12,8 @@
  * emits it again: counted in the metrics, shown on the page, sent as a check span.
  */
 import type { Correlator } from '../correlate/correlator.js';
-import { PENDING_STATE_VERSION } from '../correlate/persist.js';
+import { readPendingState } from '../correlate/persist.js';
+import { PENDING_STATE_VERSION } from '../correlate/persist-version.js';
 import type { Resolution } from '../correlate/types.js';
 import type { CompactionEvent } from '../otel/attributes.js';
 import type { Recovered, SnapshotEntry, SnapshotSource } from './state.js';
@@ -66,7 +67,7 @@ export function rebuildCorrelator(correlator: Correlator, recovered: Recovered, 
   const outbox: Outbox = new Map();
   const replayProblems: Rebuilt['replayProblems'] = [];
   if (recovered.snapshot !== undefined) {
-    fromImport.push(...correlator.importPending(recovered.snapshot, nowMs));
+    fromImport.push(...correlator.importPending(readPendingState(recovered.snapshot), nowMs));
     const saved = recovered.snapshot[OUTBOX_ENTRY];
     if (Array.isArray(saved)) {
       for (const v of saved) {

@@ -152,6 +152,43 @@ export interface Overview {
   sessions: SessionRow[];
   /** Whether a ledger is read beside the service's state, and why not when it cannot be. */
   ledger: { read: boolean; problem: string | null };
+  /** The filter applied to `needsHuman` and `sessions` (counts are of every session). */
+  filter: OverviewFilter;
+  /** Every runtime a session was recorded by, for the filter's choices. */
+  runtimes: string[];
+}
+
+/** Which sessions the overview lists: by state, by runtime, or all (`null`). */
+export interface OverviewFilter {
+  state: RowState | null;
+  runtime: string | null;
+}
+
+const RUNTIME_FILTER_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * The filter from the page's query (`?state=conflicting&runtime=sdk`): an unknown state or a
+ * runtime that is not a runtime name is no filter (never echoed back).
+ */
+export function parseOverviewFilter(params: URLSearchParams): OverviewFilter {
+  const state = params.get('state');
+  const runtime = params.get('runtime');
+  return {
+    state:
+      state !== null && (state === 'pending' || (CONTINUITY_STATES as readonly string[]).includes(state))
+        ? (state as RowState)
+        : null,
+    runtime: runtime !== null && RUNTIME_FILTER_PATTERN.test(runtime) ? runtime : null,
+  };
+}
+
+/** The filter as a query string (`?state=…&runtime=…`, or '' for none). */
+export function overviewFilterQuery(filter: OverviewFilter): string {
+  const q = new URLSearchParams();
+  if (filter.state) q.set('state', filter.state);
+  if (filter.runtime) q.set('runtime', filter.runtime);
+  const text = q.toString();
+  return text ? `?${text}` : '';
 }
 
 /** What the model is built from. */
@@ -285,6 +322,8 @@ function ledgerRow(l: LedgerSession): SessionRow {
     needsHuman: NEEDS_HUMAN_STATES.has(c.state),
     nextStep: nextStep({
       sessionId: l.sessionId,
+      inLedger: true,
+      runtime: l.evidence.runtime ?? null,
       latest: { classification: c, pre: l.evidence.pre, post: l.evidence.post },
     }),
     source: 'ledger',
@@ -310,6 +349,7 @@ function row(view: SessionView, history: readonly HistoryEntry[], inLedger?: boo
     nextStep: nextStep({
       sessionId: view.sessionId,
       inLedger,
+      runtime: view.pending?.runtime ?? latest?.runtime ?? null,
       pending: view.pending ? { pre: view.pending.pre } : undefined,
       latest:
         last && latest && last.boundaryId === latest.boundaryId && last.classification.state === latest.state
@@ -367,7 +407,11 @@ function sortRows(rows: SessionRow[]): SessionRow[] {
 }
 
 /** Builds the overview at `nowMs`. */
-export function buildOverview(source: ModelSource, nowMs: number): Overview {
+export function buildOverview(
+  source: ModelSource,
+  nowMs: number,
+  filter: OverviewFilter = { state: null, runtime: null },
+): Overview {
   const views = source.sessions();
   const ledger = ledgerSessions(source);
   const seen = new Set(views.map((v) => v.sessionId));
@@ -386,14 +430,21 @@ export function buildOverview(source: ModelSource, nowMs: number): Overview {
     if (r.state === 'pending') pending++;
     else byState[r.state]++;
   }
-  const needsHuman = rows.filter((r) => r.needsHuman);
+  const shown = rows.filter(
+    (r) =>
+      (filter.state === null || r.state === filter.state) &&
+      (filter.runtime === null || r.runtime === filter.runtime),
+  );
+  const runtimes = [...new Set(rows.map((r) => r.runtime).filter((r): r is string => r !== null))].sort();
   return {
     generatedAt: formatRfc3339Utc(nowMs),
     version: source.version(),
-    counts: { sessions: rows.length, needsHuman: needsHuman.length, pending, byState },
-    needsHuman,
-    sessions: rows,
+    counts: { sessions: rows.length, needsHuman: rows.filter((r) => r.needsHuman).length, pending, byState },
+    needsHuman: shown.filter((r) => r.needsHuman),
+    sessions: shown,
     ledger: ledger.read,
+    filter,
+    runtimes,
   };
 }
 

@@ -39,15 +39,74 @@ export interface StepInput {
   /** A boundary waiting for its post observation, with its pre snapshot when there is one. */
   pending?: { pre: Snapshot | null } | undefined;
   /**
-   * `false` when the page reads a ledger and it has no record of the session (its spans came from
-   * an agent that records elsewhere): `continuity approve` here would be refused for want of the
-   * pre snapshot, so no approve command is offered.
+   * `true` when a ledger this page reads has the session's boundary (the CLI's commands work here);
+   * `false` when it reads one without the session; undefined when it reads none. In the latter two
+   * cases `continuity approve` here would be refused for want of the pre snapshot, so the commands
+   * offered are those of where the evidence lives (the agent's machine, or the app).
    */
   inLedger?: boolean | undefined;
+  /** The runtime that recorded the session (`sdk`, `claude-code`, …), when known. */
+  runtime?: string | null | undefined;
 }
 
-const APPROVE_ELSEWHERE =
-  "This machine's ledger has no pre snapshot of this session (its spans came from an agent that records elsewhere): record the approval where the agent records, with `continuity approve` against its ledger or the SDK's `recordApproval`.";
+/**
+ * The runtimes whose adapter has a write gate (a hook or callback that stops the agent's
+ * consequential writes while continuity is broken), each recording into the ledger of the machine
+ * it runs on. Any other runtime (the SDK extension in an app, a script) has no gate: the app acts
+ * on the state. test/ui/units.test.ts keeps this list equal to the adapters' RUNTIME constants.
+ */
+export const GATED_RUNTIMES: ReadonlySet<string> = new Set([
+  'claude-code',
+  'claude-agent-sdk',
+  'codex-cli',
+  'copilot',
+  'opencode',
+  'qwen-code',
+]);
+
+/** Where a session's evidence lives, as far as this page can tell, and so which commands work. */
+type EvidencePlace =
+  /** In the ledger this page reads: the CLI's `approve` and `observe` work from this machine. */
+  | 'this-ledger'
+  /** In the ledger of the machine where a gated runtime's agent runs: the CLI works there. */
+  | 'agent-ledger'
+  /** In the app's spans only (the SDK extension): the app records approvals and restatements. */
+  | 'app';
+
+function evidencePlace(input: StepInput): EvidencePlace {
+  if (input.inLedger === true) return 'this-ledger';
+  return input.runtime && GATED_RUNTIMES.has(input.runtime) ? 'agent-ledger' : 'app';
+}
+
+/** What stops the agent meanwhile, in words that are true for its runtime. */
+function gateSentence(runtime: string | null | undefined): string {
+  if (runtime && GATED_RUNTIMES.has(runtime)) {
+    return "Until then the write gate refuses the agent's consequential writes.";
+  }
+  return `Nothing blocks the agent's writes for ${runtime ? `runtime ${runtime}` : 'this runtime'} (it has no write gate): the app acts on the state the extension returns, e.g. it pauses the agent.`;
+}
+
+const AGENT_LEDGER_NOTE =
+  'This page has no record of the session in a ledger it reads: run the commands on the machine where the agent runs (its ledger holds the pre snapshot).';
+
+/** The SDK call that records a human's approval in the app (a span the processor or service reads). */
+function recordApprovalCall(
+  sessionId: string,
+  decision: string,
+  fromDigest: string,
+  toDigest: string,
+): string {
+  return `await continuity.recordApproval(${JSON.stringify(sessionId)}, { decision: ${JSON.stringify(decision)}, fromDigest: ${JSON.stringify(fromDigest)}, toDigest: ${JSON.stringify(toDigest)}, approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>' });`;
+}
+
+/** The SDK call with which the agent, through the app, restates its decisions. */
+function observePostCall(sessionId: string, names: readonly string[]): string {
+  const body =
+    names.length === 0
+      ? "'<decision>': { value: <value> }"
+      : names.map((n) => `${n}: { value: <value> }`).join(', ');
+  return `await continuity.observePost(${JSON.stringify(sessionId)}, { ${body} });`;
+}
 
 const STATUS_HINT = 'Run `continuity status --session <id>` in your terminal for the ledger view.';
 
@@ -63,12 +122,26 @@ export function nextStep(input: StepInput): NextStep {
           commands: [],
         };
 
+  const place = evidencePlace(input);
+  const restateFor = (names: readonly string[]): StepCommand =>
+    place === 'app'
+      ? {
+          label: 'the agent restates the decisions through the app',
+          command: observePostCall(input.sessionId, names),
+        }
+      : {
+          label:
+            place === 'this-ledger' ? 'restate the decisions' : 'restate the decisions, where the agent runs',
+          command: observeCommand(input.sessionId, names),
+        };
   if (input.pending) {
     const names = Object.keys(input.pending.pre?.decisions ?? {});
+    const asked =
+      input.runtime && GATED_RUNTIMES.has(input.runtime) ? 'the gate asks it to' : 'the app asks it to';
     return withCommands({
       actor: 'agent',
-      text: 'A compaction was snapshotted and its decisions have not been restated yet. The agent restates them (the gate asks it to); no human action is needed unless it cannot.',
-      commands: [{ label: 'restate the decisions', command: observeCommand(input.sessionId, names) }],
+      text: `A compaction was snapshotted and its decisions have not been restated yet. The agent restates them (${asked}); no human action is needed unless it cannot.`,
+      commands: [restateFor(names)],
     });
   }
   const latest = input.latest;
@@ -83,10 +156,9 @@ export function nextStep(input: StepInput): NextStep {
   }
   const c = latest.classification;
   const names = Object.keys(latest.pre?.decisions ?? {});
-  const restate: StepCommand = {
-    label: 'restate the decisions',
-    command: observeCommand(input.sessionId, names),
-  };
+  const restate = restateFor(names);
+  const gate = gateSentence(input.runtime);
+  const elsewhere = place === 'agent-ledger' ? ` ${AGENT_LEDGER_NOTE}` : '';
   switch (c.state) {
     case 'preserved':
       return {
@@ -103,7 +175,7 @@ export function nextStep(input: StepInput): NextStep {
     case 'dropped':
       return withCommands({
         actor: 'human',
-        text: `"${c.primaryDecision}" is missing after compaction. Writes are blocked. Give the agent the missing decision (do not let it guess); it restates every decision:`,
+        text: `"${c.primaryDecision}" is missing after compaction. ${gate} Give the agent the missing decision (do not let it guess); it restates every decision:${elsewhere}`,
         commands: [restate],
       });
     case 'conflicting': {
@@ -112,17 +184,23 @@ export function nextStep(input: StepInput): NextStep {
         const from = latest.pre?.decisions[name]?.digest;
         const to = latest.post?.decisions[name]?.digest;
         if (d.verdict !== 'conflicting' || from === undefined || to === undefined) continue;
-        approvals.push({
-          label: `approve the change of "${name}" (in your own terminal, never through the agent)`,
-          command: approveCommand(input.sessionId, { decision: name, fromDigest: from, toDigest: to }),
-        });
+        approvals.push(
+          place === 'app'
+            ? {
+                label: `approve the change of "${name}" in the app, from a human's action (never the agent's own call)`,
+                command: recordApprovalCall(input.sessionId, name, from, to),
+              }
+            : {
+                label: `approve the change of "${name}" (in your own terminal${place === 'agent-ledger' ? ' on the machine where the agent runs' : ''}, never through the agent)`,
+                command: approveCommand(input.sessionId, { decision: name, fromDigest: from, toDigest: to }),
+              },
+        );
       }
-      const here = input.inLedger !== false;
       return withCommands({
         actor: 'human',
-        text: `"${c.primaryDecision}" changed without a human approval. Writes are blocked. If the change is intended, approve it and let the agent restate; if not, the agent restates the original value.${here ? '' : ` ${APPROVE_ELSEWHERE}`}`,
+        text: `"${c.primaryDecision}" changed without a human approval. ${gate} If the change is intended, approve it and let the agent restate; if not, the agent restates the original value.${elsewhere}`,
         commands: [
-          ...(here ? approvals : []),
+          ...approvals,
           { label: 'then, or instead: restate the decisions', command: restate.command },
         ],
       });

@@ -20,7 +20,14 @@ import { isLoopbackHost } from '../service/host-check.js';
 import type { UiConfig } from './config.js';
 import { BoundaryHistory } from './history.js';
 import { LedgerView } from './ledger-view.js';
-import { buildOverview, buildSessionDetail, type ModelSource, type TraceLinker } from './model.js';
+import {
+  buildOverview,
+  buildSessionDetail,
+  type ModelSource,
+  overviewFilterQuery,
+  parseOverviewFilter,
+  type TraceLinker,
+} from './model.js';
 import { loginPage, overviewMain, page, sessionMain, UI_PATHS } from './render.js';
 import { FAVICON_SVG, PAGE_CSS } from './style.js';
 
@@ -220,16 +227,17 @@ export class ContinuityPage {
     }
     const nowMs = this._now();
     const key = url.searchParams.get('key') ?? '';
+    const filter = parseOverviewFilter(url.searchParams);
     switch (path) {
       case UI_PATHS.root: {
-        const o = buildOverview(this._model(), nowMs);
+        const o = buildOverview(this._model(), nowMs, filter);
         const title = `agent-continuity · ${o.counts.needsHuman} need a human`;
         return this._html(
           res,
           page({
             title,
             main: overviewMain(o),
-            fragment: UI_PATHS.overviewFragment,
+            fragment: `${UI_PATHS.overviewFragment}${overviewFilterQuery(filter)}`,
             version: o.version,
             generatedAt: o.generatedAt,
           }),
@@ -250,7 +258,7 @@ export class ContinuityPage {
         );
       }
       case UI_PATHS.overviewFragment: {
-        const o = buildOverview(this._model(), nowMs);
+        const o = buildOverview(this._model(), nowMs, filter);
         return this._json(res, {
           version: o.version,
           title: `agent-continuity · ${o.counts.needsHuman} need a human`,
@@ -267,7 +275,7 @@ export class ContinuityPage {
         });
       }
       case UI_PATHS.overviewJson:
-        return this._json(res, buildOverview(this._model(), nowMs));
+        return this._json(res, buildOverview(this._model(), nowMs, filter));
       case UI_PATHS.sessionJson: {
         const d = buildSessionDetail(this._model(), key, this._linker);
         return d ? this._json(res, d) : this._notFound(res);

@@ -51,6 +51,22 @@ function time(iso: string): string {
   return `<time datetime="${esc(iso)}">${esc(iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))}</time>`;
 }
 
+/**
+ * A duration in seconds as a person reads it: `259 µs`, `42 ms`, `1.5 s`, `42 s`, `4 min 05 s`,
+ * `2 h 03 min`. Not `0.000259072 s`.
+ */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '-';
+  if (seconds < 1e-3) return `${Math.max(1, Math.round(seconds * 1e6))} µs`;
+  if (seconds < 1) return `${Math.round(seconds * 1e3)} ms`;
+  if (seconds < 9.95) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole} s`;
+  const minutes = Math.floor(whole / 60);
+  if (minutes < 60) return `${minutes} min ${String(whole % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
 /** A state badge: fill, symbol and the state's name as text. */
 export function stateBadge(state: string): string {
   const style = STATE_STYLE[state as RowState];
@@ -111,6 +127,24 @@ function legend(): string {
   return `<ul class="legend" aria-label="States and their actions">${items.join('')}</ul>`;
 }
 
+function option(value: string, text: string, selected: string | null): string {
+  return `<option value="${esc(value)}"${selected === value || (value === '' && selected === null) ? ' selected' : ''}>${esc(text)}</option>`;
+}
+
+/** The filter form: a plain GET form, so it works without JavaScript and the URL can be shared. */
+function filterForm(o: Overview): string {
+  const states = ['', ...CONTINUITY_STATES, 'pending'].map((s) =>
+    option(s, s || 'every state', o.filter.state),
+  );
+  const runtimes = ['', ...o.runtimes].map((r) => option(r, r || 'every runtime', o.filter.runtime));
+  if (o.filter.runtime && !o.runtimes.includes(o.filter.runtime))
+    runtimes.push(option(o.filter.runtime, o.filter.runtime, o.filter.runtime));
+  return `<form class="filter" method="get" action="${UI_PATHS.root}" aria-label="Filter the sessions">
+<label for="filter-state">Continuity</label> <select id="filter-state" name="state">${states.join('')}</select>
+<label for="filter-runtime">Runtime</label> <select id="filter-runtime" name="runtime">${runtimes.join('')}</select>
+<button type="submit">Filter</button>${o.filter.state || o.filter.runtime ? ` <a href="${UI_PATHS.root}">Show all</a>` : ''}</form>`;
+}
+
 /** The overview's `<main>` content. */
 export function overviewMain(o: Overview): string {
   const needs =
@@ -118,17 +152,21 @@ export function overviewMain(o: Overview): string {
       ? '<p class="empty" data-empty="needs-human">No session needs a human right now.</p>'
       : `<ul class="cards">${o.needsHuman.map(needsHumanCard).join('')}</ul>`;
   const counts = CONTINUITY_STATES.map((s) => `${o.counts.byState[s]} ${s}`).join(', ');
+  const filtered = o.filter.state !== null || o.filter.runtime !== null;
+  const shown = filtered ? ` ${o.sessions.length} shown (filtered).` : '';
   const table =
     o.sessions.length === 0
-      ? '<p class="empty">No compaction boundary seen yet. Point your agent\'s OTLP exporter (or CONTINUITY_OTLP_ENDPOINT for the hooks) at this service.</p>'
-      : `<table><caption class="muted">${o.counts.sessions} sessions: ${esc(counts)}, ${o.counts.pending} pending. Continuity state and activity are separate columns.</caption>
+      ? filtered
+        ? `<p class="empty" data-empty="filtered">No session matches the filter (${o.counts.sessions} sessions in all).</p>`
+        : '<p class="empty">No compaction boundary seen yet. Point your agent\'s OTLP exporter (or CONTINUITY_OTLP_ENDPOINT for the hooks) at this service.</p>'
+      : `<table><caption class="muted">${o.counts.sessions} sessions: ${esc(counts)}, ${o.counts.pending} pending.${shown} Continuity state and activity are separate columns.</caption>
 <thead><tr><th scope="col">Session</th><th scope="col">Continuity</th><th scope="col">Activity</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Runtime</th><th scope="col">Seen in</th><th scope="col">Last seen</th></tr></thead>
 <tbody>${o.sessions.map(sessionRow).join('')}</tbody></table>`;
   const ledger = o.ledger.problem
     ? `<p class="notice" role="status">The ledger could not be read: ${esc(o.ledger.problem)}. The page shows what the service saw.</p>`
     : '';
   return `${ledger}<section aria-labelledby="needs-human-h" id="needs-human"><h2 id="needs-human-h">Needs a human (<span data-count="needs-human">${o.needsHuman.length}</span>)</h2>${needs}</section>
-<section aria-labelledby="sessions-h" id="sessions"><h2 id="sessions-h">Sessions</h2>${table}</section>
+<section aria-labelledby="sessions-h" id="sessions"><h2 id="sessions-h">Sessions</h2>${o.counts.sessions > 0 ? filterForm(o) : ''}${table}</section>
 <section aria-labelledby="legend-h"><h2 id="legend-h">States</h2>${legend()}</section>`;
 }
 
@@ -171,7 +209,9 @@ function resolutionItem(r: ResolutionRow): string {
     ? `<p class="missing">Evidence missing: <code>${esc(r.evidenceMissing.code)}</code>: ${esc(r.evidenceMissing.why)}.</p>`
     : '';
   const reobs =
-    r.reobservationSeconds === null ? '' : ` · re-observed after ${esc(r.reobservationSeconds)} s`;
+    r.reobservationSeconds === null
+      ? ''
+      : ` · re-observed after <span class="duration" title="${esc(r.reobservationSeconds)} s">${esc(formatDuration(r.reobservationSeconds))}</span>`;
   return `<li data-state="${esc(r.state)}"><p>${time(r.resolvedAt)} ${stateBadge(r.state)} action <code>${esc(r.action)}</code> · reason <code>${esc(r.reason)}</code> · decision <code>${esc(r.primaryDecision ?? '-')}</code> · resolved by <code>${esc(r.cause)}</code> · activity ${activityBadge(r.activity)}${reobs}</p>
 ${missing}${decisionsTable(r.decisions)}${approvalsTable(r.approvals)}${traceLinks(r.traces)}</li>`;
 }

@@ -47,7 +47,7 @@ export const PAGE_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.45 "DejaVu Sans",system-ui,sans-serif;color:var(--fg);background:var(--bg)}
 a{color:#00509e}
-a:focus-visible,button:focus-visible,input:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px;border-radius:2px}
+a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px;border-radius:2px}
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5em 1em}
 .skip:focus{left:.5em;top:.5em;z-index:10}
 header{display:flex;flex-wrap:wrap;align-items:baseline;gap:.5em 1.5em;padding:.8em 1.2em;border-bottom:1px solid var(--line)}
@@ -89,6 +89,8 @@ button.copy{font:inherit;font-size:.85em;padding:.1em .6em;margin-left:.6em;curs
 form.login{max-width:28em;display:grid;gap:.5em}
 form.login input{font:inherit;padding:.3em}
 form.login button{font:inherit;padding:.3em;width:10em}
+form.filter{display:flex;flex-wrap:wrap;gap:.5em;align-items:center;margin:.5em 0}
+form.filter select,form.filter button{font:inherit;padding:.2em}
 `;
 
 /** The page's icon: five bars in the five state colours, served as `/ui/favicon.svg`. */

@@ -65,9 +65,13 @@ export function run(
   });
 }
 
-/** `npm pack` of the built repository into `dir`; returns the tarball's path. */
+/**
+ * `npm pack` of the built repository into `dir`; returns the tarball's path. `--ignore-scripts`:
+ * `npm test` has built already, and `prepare` (the build, which empties dist/ first) must not run
+ * under the test files that read dist/ in parallel.
+ */
 export async function packRepository(dir: string): Promise<string> {
-  const r = await run('npm', ['pack', '--json', '--pack-destination', dir], {
+  const r = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
     cwd: REPO,
     env: appEnv(process.execPath),
   });
@@ -167,37 +171,50 @@ export async function installTarball(app: App, tarball: string): Promise<Run> {
   return r;
 }
 
-/** The fenced code block that follows `<!-- compat: NAME -->` in README.md. */
-export function readmeBlock(name: string): string {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+/** Where a tested block lives: the README, or the docs page the README's by-hand set-up moved to. */
+export type BlockFile = 'README.md' | 'docs/processor.md';
+
+/** The fenced code block that follows `<!-- compat: NAME -->` in README.md (or `file`). */
+export function readmeBlock(name: string, file: BlockFile = 'README.md'): string {
+  const readme = readFileSync(join(REPO, file), 'utf8');
   const marker = `<!-- compat: ${name} -->`;
   const at = readme.indexOf(marker);
-  if (at < 0) throw new Error(`README.md has no ${marker}`);
+  if (at < 0) throw new Error(`${file} has no ${marker}`);
   const m = /^```js\n([\s\S]*?)\n```$/m.exec(readme.slice(at + marker.length));
   if (!m || readme.slice(at + marker.length, at + marker.length + m.index).trim() !== '') {
-    throw new Error(`README.md: ${marker} is not followed by a js code block`);
+    throw new Error(`${file}: ${marker} is not followed by a js code block`);
   }
   return m[1]!;
+}
+
+/** Every `<!-- compat: NAME -->` marker of a file, in order. */
+export function blockNames(file: BlockFile = 'README.md'): string[] {
+  const text = readFileSync(join(REPO, file), 'utf8');
+  return [...text.matchAll(/<!-- compat: ([a-z0-9.-]+) -->/g)].map((m) => m[1]!);
 }
 
 /** How a scenario changes the README's set-up block: as written, or with its `metricReaders` line changed. */
 export type MetricReadersVariant = 'as-written' | 'removed' | 'empty';
 
 /** The README's set-up block with its `metricReaders` line (and the comment above it) as `variant` says. */
-export function setupBlock(name: string, variant: MetricReadersVariant): string {
-  const block = readmeBlock(name);
+export function setupBlock(
+  name: string,
+  variant: MetricReadersVariant,
+  file: BlockFile = 'README.md',
+): string {
+  const block = readmeBlock(name, file);
   if (variant === 'as-written') return block;
   const lines = block.split('\n');
   const at = lines.findIndex((l) => l.trimStart().startsWith('metricReaders:'));
-  if (at < 0) throw new Error(`README.md ${name}: no metricReaders line`);
+  if (at < 0) throw new Error(`${file} ${name}: no metricReaders line`);
   const comment = lines[at - 1]?.trimStart().startsWith('//') ? 1 : 0;
   lines.splice(at - comment, 1 + comment, ...(variant === 'empty' ? ['  metricReaders: [],'] : []));
   return lines.join('\n');
 }
 
 /**
- * The app: a prelude that defines what the README's extension block refers to and records
- * `diag`, the README's set-up block, its extension block (with `COMPAT_COMPACT=0`, an ordinary span
+ * The app: a prelude that records `diag`, the README's set-up block, its extension block as written
+ * (complete: it defines its session and decisions; with `COMPAT_COMPACT=0`, an ordinary span
  * instead), a second boundary whose post never comes, then `sdk.shutdown()`. Prints one JSON line.
  */
 export function appSource(setup: string): string {
@@ -216,15 +233,6 @@ diag.setLogger(
   },
   DiagLogLevel.WARN,
 );
-const sessionId = ${JSON.stringify(COMPAT_SESSION)};
-const scope = { repository: 'acme/payments', paths: ['services/ledger'] };
-const branch = 'release/2.4';
-const testCommand = 'npm test -- ledger';
-const decisionsAsTheAgentNowStatesThem = {
-  scope: { value: scope },
-  target: { value: branch },
-  acceptance_test: { value: testCommand },
-};
 
 // ---- README.md: set-up ----
 ${setup}
@@ -237,7 +245,7 @@ ${readmeBlock('extension')}
   // ---- end of README.md ----
   out.state = state;
   // A second session whose post never comes: resolved at shutdown, on a continuity.check span.
-  await continuity.capturePre(${JSON.stringify(COMPAT_PENDING_SESSION)}, decisionsAsTheAgentNowStatesThem, { trigger: 'auto' });
+  await continuity.capturePre(${JSON.stringify(COMPAT_PENDING_SESSION)}, restated, { trigger: 'auto' });
 } else {
   trace.getTracer('compat-app').startSpan('agent.turn').end();
 }
@@ -249,8 +257,8 @@ process.stdout.write(JSON.stringify(out) + '\\n');
 `;
 }
 
-/** The session the README's extension block runs for (pre and post). */
-export const COMPAT_SESSION = 'compat-session-1';
+/** The session the README's extension block runs for (pre and post): the id the block itself sets. */
+export const COMPAT_SESSION = 'session-0001';
 /** The session that only gets a pre (its boundary is drained at shutdown). */
 export const COMPAT_PENDING_SESSION = 'compat-session-2';
 
@@ -261,18 +269,92 @@ export interface AppOutput {
   diag: { warn: string[]; error: string[] };
 }
 
-/** Writes the app file and runs it with the app's Node; returns its parsed output. */
+/** Writes the app file and runs it with the app's Node (after `nodeArgs`); returns its parsed output. */
 export async function runApp(
   app: App,
   file: string,
   source: string,
   env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
 ): Promise<{ output: AppOutput; run: Run }> {
   writeFileSync(join(app.dir, file), source);
-  const r = await run(app.node, [file], { cwd: app.dir, env: app.env(env), timeoutMs: 120_000 });
+  const r = await run(app.node, [...nodeArgs, file], { cwd: app.dir, env: app.env(env), timeoutMs: 120_000 });
   const line = r.stdout.trim().split('\n').at(-1) ?? '';
   if (r.status !== 0 || !line.startsWith('{')) {
     throw new Error(`${file} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
   }
   return { output: JSON.parse(line) as AppOutput, run: r };
+}
+
+/** The `diag` recorder every app starts with (prints nothing; the app prints what it recorded). */
+const DIAG_PRELUDE = `const diagnostics = { warn: [], error: [] };
+const ignore = () => {};
+diag.setLogger(
+  {
+    error: (...args) => diagnostics.error.push(args.map(String).join(' ')),
+    warn: (...args) => diagnostics.warn.push(args.map(String).join(' ')),
+    info: ignore,
+    debug: ignore,
+    verbose: ignore,
+  },
+  DiagLogLevel.WARN,
+);`;
+
+/** How an app that used NodeSDK's `traceExporter` registers continuity. */
+export type TraceExporterVariant = 'before' | 'processor-alone';
+
+/**
+ * An app that passes NodeSDK `traceExporter` and ends one ordinary span: `before` is the app before
+ * continuity; `processor-alone` adds `spanProcessors: [new ContinuityProcessor()]` and keeps
+ * `traceExporter` (NodeSDK then ignores it). Metrics off by `OTEL_METRICS_EXPORTER=none`.
+ */
+export function traceExporterSource(variant: TraceExporterVariant): string {
+  return `// Assembled by test/compat/apps.ts: an app that exports with NodeSDK's traceExporter.
+import { DiagLogLevel, diag, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { ContinuityProcessor } from 'agent-continuity';
+
+${DIAG_PRELUDE}
+const sdk = new NodeSDK({
+  serviceName: 'my-agent',
+  traceExporter: new OTLPTraceExporter(),
+${variant === 'processor-alone' ? '  spanProcessors: [new ContinuityProcessor()],\n' : ''}});
+sdk.start();
+trace.getTracer('compat-app').startSpan('agent.turn').end();
+const started = performance.now();
+await sdk.shutdown();
+process.stdout.write(JSON.stringify({ state: null, shutdownMs: Math.round(performance.now() - started), diag: diagnostics, processors: typeof ContinuityProcessor }) + '\\n');
+`;
+}
+
+/** The session of the CommonJS app. */
+export const CJS_SESSION = 'session-cjs-0001';
+
+/**
+ * An app for `node --require ./tracing.cjs app.cjs` (tracing.cjs is the README's block): loads the
+ * package (`require`, or with `esm` an ES module app that `import`s it, so the processor and the
+ * extension come from the two builds), captures and observes one boundary, prints one JSON line;
+ * the README's `beforeExit` hook shuts the SDK down and exports.
+ */
+export function cjsAppSource(sessionId: string = CJS_SESSION, esm = false): string {
+  const loads = esm
+    ? "import { DiagLogLevel, diag } from '@opentelemetry/api';\nimport { createContinuity } from 'agent-continuity';"
+    : "'use strict';\nconst { DiagLogLevel, diag } = require('@opentelemetry/api');\nconst { createContinuity } = require('agent-continuity');";
+  return `// Assembled by test/compat/apps.ts: an app run under the README's CommonJS tracing.js.
+${loads}
+
+${DIAG_PRELUDE}
+(async () => {
+  const continuity = createContinuity({ runtime: 'my-agent' });
+  const decisions = {
+    scope: { value: { repository: 'acme/payments' } },
+    target: { value: 'release/2.4' },
+    acceptance_test: { value: 'npm test -- ledger' },
+  };
+  await continuity.capturePre(${JSON.stringify(sessionId)}, decisions, { trigger: 'auto' });
+  const { state } = await continuity.observePost(${JSON.stringify(sessionId)}, decisions);
+  process.stdout.write(JSON.stringify({ state, shutdownMs: 0, diag: diagnostics }) + '\\n');
+})();
+`;
 }

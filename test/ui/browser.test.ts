@@ -11,6 +11,8 @@
  * `CONTINUITY_UPDATE_SCREENSHOTS=1` the README's screenshot (`docs/images/continuity-page.png`) is
  * rewritten too.
  */
+
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -223,18 +225,19 @@ describe('the continuity page in Chromium', () => {
     await shot(page, 'state-approved_change');
     await page.close();
 
-    // conflicting, from spans only: this machine's ledger has no pre snapshot of the session, so
-    // `continuity approve` here would be refused; the page says where to approve instead (the
-    // live conflict below, which the ledger holds, gets the approve command with its digests).
+    // conflicting, from spans only, recorded by the SDK extension: this machine's ledger has no
+    // pre snapshot of the session, so `continuity approve` here would be refused; the page gives
+    // the app's own calls, and says nothing blocks writes (an SDK session has no gate). The live
+    // conflict below, which the ledger holds, gets the CLI's approve command.
     page = await open(`/ui/session?key=${key(sent[4]!.sessionId)}`);
     const commands = await page.$$eval('.step pre', (ps) => ps.map((p) => p.textContent));
     expect(commands.some((c) => c?.startsWith('continuity approve'))).toBe(false);
     expect(commands[0]).toMatch(
-      /^continuity observe --session six-case-5-conflicting-scope --decisions - <<'EOF'/,
+      /^await continuity\.recordApproval\("six-case-5-conflicting-scope", \{ decision: "scope", fromDigest: "sha256:/,
     );
-    expect(await page.textContent('.step')).toContain(
-      "This machine's ledger has no pre snapshot of this session",
-    );
+    expect(commands[1]).toMatch(/^await continuity\.observePost\("six-case-5-conflicting-scope", \{ /);
+    expect(await page.textContent('.step')).toContain("Nothing blocks the agent's writes for runtime sdk");
+    expect(await page.textContent('.step')).not.toContain('Writes are blocked');
     expect(await page.textContent('table.decisions tr[data-decision="scope"]')).toContain(
       'unapproved_change',
     );
@@ -252,7 +255,7 @@ describe('the continuity page in Chromium', () => {
       expect(await page.textContent('.timeline')).toContain(reason);
       const step = await page.textContent('.step');
       if (state === 'preserved') expect(step).toContain('Nothing to do');
-      else expect(step).toContain(`continuity observe --session ${sent[i]!.sessionId}`);
+      else expect(step).toContain(`await continuity.observePost("${sent[i]!.sessionId}"`);
       await shot(page, `state-${state}`);
       await page.close();
     }
@@ -352,6 +355,33 @@ describe('the continuity page in Chromium', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/ui\/session\?key=/);
     expect(await page.textContent('#session-h')).toContain(LIVE_SESSION);
+    await page.close();
+  });
+
+  it('filters the sessions by continuity state and by runtime, and the live updates keep the filter', async () => {
+    const page = await open('/ui');
+    await page.selectOption('#filter-state', 'conflicting');
+    await Promise.all([
+      page.waitForURL(/\/ui\?state=conflicting/),
+      page.click('form.filter button[type="submit"]'),
+    ]);
+    const states = await page.$$eval('#sessions tbody tr', (trs) =>
+      trs.map((tr) => tr.getAttribute('data-state')),
+    );
+    expect(states.length).toBeGreaterThan(0);
+    expect(new Set(states)).toEqual(new Set(['conflicting']));
+    expect(await page.getAttribute('main', 'data-fragment')).toBe('/ui/fragment/overview?state=conflicting');
+    expect(await page.textContent('#sessions caption')).toContain('shown (filtered)');
+    // Both filters: the SDK's conflicts only (the six cases' runtime), none of the CLI's.
+    await page.selectOption('#filter-runtime', 'sdk');
+    await Promise.all([page.waitForURL(/runtime=sdk/), page.click('form.filter button[type="submit"]')]);
+    const keys = await page.$$eval('#sessions tbody tr', (trs) =>
+      trs.map((tr) => tr.getAttribute('data-session-key')),
+    );
+    expect(keys).toEqual([key(sent[4]!.sessionId)]);
+    await page.click('form.filter a');
+    await page.waitForURL(/\/ui$/);
+    expect(await page.$$eval('#sessions tbody tr', (trs) => trs.length)).toBeGreaterThan(keys.length);
     await page.close();
   });
 
@@ -566,15 +596,74 @@ describe('npm run demo -- --serve in Chromium', () => {
         Object.fromEntries(cases.map((c) => [key(c.id), expected.get(c.id)])),
       );
       const cards = await page.$$eval('#needs-human li.card', (lis) =>
-        lis.map((li) => li.querySelector('.cmd pre')?.textContent ?? ''),
+        lis.map((li) => ({
+          key: li.getAttribute('data-session-key') ?? '',
+          commands: [...li.querySelectorAll('.cmd pre')].map((p) => p.textContent ?? ''),
+        })),
       );
       expect(cards).toHaveLength(2);
-      expect(cards.some((c) => c.startsWith('continuity approve --session case-5-conflicting-scope'))).toBe(
-        true,
+      // The demo's sessions are the SDK extension's, in spans only (the demo reads no ledger): the
+      // commands are the app's calls, and nothing claims the agent's writes are blocked.
+      const conflict = cards.find((c) =>
+        c.commands[0]?.startsWith('await continuity.recordApproval("case-5-conflicting-scope", '),
       );
+      expect(conflict?.commands[1]).toMatch(/^await continuity\.observePost\("case-5-conflicting-scope", /);
       expect(
-        cards.some((c) => c.startsWith('continuity observe --session case-4-dropped-approval-boundary')),
+        cards.some((c) =>
+          c.commands[0]?.startsWith('await continuity.observePost("case-4-dropped-approval-boundary"'),
+        ),
       ).toBe(true);
+      const needsHuman = (await page.textContent('#needs-human')) ?? '';
+      expect(needsHuman).toContain("Nothing blocks the agent's writes for runtime sdk");
+      expect(needsHuman).not.toContain('Writes are blocked');
+
+      // The conflict's commands, run for real as the app runs them: a human's approval (the
+      // placeholders filled in), then the agent's restatement of what it now holds (the digests
+      // after compaction, as the page lists them), exported to the demo's service.
+      const base = demo.pageUrl.replace(/\/ui$/, '');
+      const detail = (await (await fetch(`${base}/ui/api/session?key=${conflict!.key}`)).json()) as {
+        boundaries: Array<{ resolutions: Array<{ decisions: Array<{ name: string; postDigest: string }> }> }>;
+      };
+      const after = new Map(
+        detail.boundaries[0]!.resolutions[0]!.decisions.map((d) => [d.name, d.postDigest]),
+      );
+      const approve = conflict!.commands[0]!.replace('<ticket-or-note-id>', 'CHG-7').replace(
+        '<your-id>',
+        'reviewer-1',
+      );
+      const restate = conflict!.commands[1]!.replace(
+        /([a-z_][a-z0-9_.]*): \{ value: <value> \}/g,
+        (_, name: string) => `${name}: { digest: ${JSON.stringify(after.get(name))} }`,
+      );
+      expect(restate).not.toContain('<value>');
+      const script = [
+        "import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';",
+        "import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';",
+        "import { createContinuity } from 'agent-continuity';",
+        `const exporter = new OTLPTraceExporter({ url: ${JSON.stringify(`${base}/v1/traces`)} });`,
+        'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });',
+        'const problems = [];',
+        "const continuity = createContinuity({ runtime: 'sdk', tracer: provider.getTracer('app'), onProblem: (p) => problems.push(p.reason) });",
+        approve,
+        restate,
+        'await provider.forceFlush();',
+        'await provider.shutdown();',
+        'if (problems.length > 0) console.error(problems.join(", "));',
+      ].join('\n');
+      const ran = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(ran.stderr).toBe('');
+      expect(ran.status).toBe(0);
+      await page.waitForFunction(
+        (k) =>
+          document.querySelector(`#sessions tr[data-session-key="${k}"]`)?.getAttribute('data-state') ===
+          'approved_change',
+        conflict!.key,
+        { timeout: 20_000 },
+      );
       await shot(page, 'demo-six-cases');
       await page.close();
     } finally {

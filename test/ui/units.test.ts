@@ -6,15 +6,28 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { RUNTIME as AGENT_SDK_RUNTIME } from '../../src/adapters/claude-agent-sdk/config.js';
+import { RUNTIME as CLAUDE_CODE_RUNTIME } from '../../src/adapters/claude-code/config.js';
+import { RUNTIME as CODEX_RUNTIME } from '../../src/adapters/codex/config.js';
+import { COPILOT_RUNTIME } from '../../src/adapters/copilot/config.js';
+import { RUNTIME as OPENCODE_RUNTIME } from '../../src/adapters/opencode/config.js';
+import { QWEN_RUNTIME } from '../../src/adapters/qwen-code/config.js';
 import { classify } from '../../src/classify/classify.js';
 import type { Resolution, SessionView } from '../../src/correlate/types.js';
 import type { Snapshot } from '../../src/decision/model.js';
 import { digestValue } from '../../src/digest/digest.js';
 import { loadServiceConfig } from '../../src/service/config.js';
 import { BoundaryHistory } from '../../src/ui/history.js';
-import { buildOverview, buildSessionDetail } from '../../src/ui/model.js';
+import type { LedgerRead } from '../../src/ui/ledger-view.js';
+import {
+  buildOverview,
+  buildSessionDetail,
+  overviewFilterQuery,
+  parseOverviewFilter,
+} from '../../src/ui/model.js';
+import { GATED_RUNTIMES } from '../../src/ui/next-step.js';
 import { continuityPageFromConfig, traceLinker } from '../../src/ui/page.js';
-import { esc } from '../../src/ui/render.js';
+import { esc, formatDuration, overviewMain } from '../../src/ui/render.js';
 import { sessionKey } from '../../src/ui/shown.js';
 import { tempDir } from '../service/harness.js';
 
@@ -100,10 +113,139 @@ describe('the page model', () => {
     expect(o.needsHuman.map((s) => s.sessionId)).toEqual(['s-bad']);
     expect(o.counts).toMatchObject({ sessions: 3, needsHuman: 1, pending: 1 });
     expect(o.version).toBe(7);
+    // An SDK session seen in spans only: the approval is the app's recordApproval, not the CLI's
+    // (whose ledger has no boundary of it), and nothing claims its writes are blocked.
     expect(o.needsHuman[0]!.nextStep.commands[0]!.command).toBe(
-      `continuity approve --session s-bad --decision scope --from-digest ${digestValue('a')} --to-digest ${digestValue('b')} --ref <ticket-or-note-id> --by <your-id>`,
+      `await continuity.recordApproval("s-bad", { decision: "scope", fromDigest: "${digestValue('a')}", toDigest: "${digestValue('b')}", approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>' });`,
     );
-    expect(o.sessions[1]!.nextStep.commands[0]!.command).toContain('continuity observe --session s-pending');
+    expect(o.needsHuman[0]!.nextStep.text).toContain("Nothing blocks the agent's writes for runtime sdk");
+    expect(o.sessions[1]!.nextStep.commands[0]!.command).toBe(
+      'await continuity.observePost("s-pending", { scope: { value: <value> }, target: { value: <value> } });',
+    );
+  });
+
+  it('offers the commands of where the evidence lives, and says a gate blocks writes only where one exists', () => {
+    const bad = resolution('s-bad', 'b');
+    const history = new BoundaryHistory();
+    history.record([bad], 0);
+    const step = (runtime: string, ledger: 'none' | 'has' | 'lacks') => {
+      const v = view('s-bad', { ...bad, runtime });
+      v.latest!.runtime = runtime;
+      const source = {
+        sessions: () => [v],
+        history: (id: string) => history.of(id),
+        version: () => 0,
+        ...(ledger !== 'none' && {
+          ledger: (): LedgerRead => ({
+            ok: true,
+            sessions:
+              ledger === 'has'
+                ? [
+                    {
+                      sessionId: 's-bad',
+                      latestMs: -1,
+                      classification: bad.classification,
+                      activity: null,
+                      evidence: {
+                        sessionId: 's-bad',
+                        boundaryId: 's-bad-b1',
+                        runtime,
+                        pre: bad.evidence.pre,
+                        post: bad.evidence.post,
+                        approvals: [],
+                        boundary: null,
+                        evidenceMissing: [],
+                        seqs: { pre: 1, post: 2, boundary: null, approvals: [] },
+                        receipt: null,
+                      },
+                    },
+                  ]
+                : [],
+          }),
+        }),
+      };
+      return buildOverview(source, 0).needsHuman[0]!.nextStep;
+    };
+    const approve = `continuity approve --session s-bad --decision scope --from-digest ${digestValue('a')} --to-digest ${digestValue('b')} --ref <ticket-or-note-id> --by <your-id>`;
+    // Claude Code, its evidence in the ledger this page reads: the CLI here, and the gate is real.
+    const here = step('claude-code', 'has');
+    expect(here.commands[0]!.command).toBe(approve);
+    expect(here.text).toContain("the write gate refuses the agent's consequential writes");
+    expect(here.text).not.toContain('machine where the agent runs');
+    // Claude Code seen in spans only: the same command, on the agent's machine.
+    for (const ledger of ['none', 'lacks'] as const) {
+      const there = step('claude-code', ledger);
+      expect(there.commands[0]!.command).toBe(approve);
+      expect(there.commands[0]!.label).toContain('on the machine where the agent runs');
+      expect(there.text).toContain('write gate refuses');
+    }
+    // The SDK extension in an app, seen in spans only: the app's call; no gate.
+    const sdk = step('sdk', 'none');
+    expect(sdk.commands[0]!.command).toMatch(/^await continuity\.recordApproval\("s-bad", /);
+    expect(sdk.commands[1]!.command).toMatch(/^await continuity\.observePost\("s-bad", /);
+    expect(sdk.text).toContain("Nothing blocks the agent's writes");
+    // An SDK session recorded into the ledger this page reads (continuity snapshot): the CLI works.
+    expect(step('sdk', 'has').commands[0]!.command).toBe(approve);
+    for (const s of [here, sdk, step('codex-cli', 'none')])
+      expect(s.text).not.toContain('Writes are blocked');
+  });
+
+  it('names as gated exactly the runtimes whose adapters have a write gate', () => {
+    expect([...GATED_RUNTIMES].sort()).toEqual(
+      [
+        CLAUDE_CODE_RUNTIME,
+        AGENT_SDK_RUNTIME,
+        CODEX_RUNTIME,
+        COPILOT_RUNTIME,
+        OPENCODE_RUNTIME,
+        QWEN_RUNTIME,
+      ].sort(),
+    );
+  });
+
+  it('shows durations as a person reads them', () => {
+    expect(formatDuration(0.000259072)).toBe('259 µs');
+    expect(formatDuration(0.0421)).toBe('42 ms');
+    expect(formatDuration(1.54)).toBe('1.5 s');
+    expect(formatDuration(42.4)).toBe('42 s');
+    expect(formatDuration(245)).toBe('4 min 05 s');
+    expect(formatDuration(7380)).toBe('2 h 03 min');
+    expect(formatDuration(Number.NaN)).toBe('-');
+  });
+
+  it('filters the overview by state and by runtime, and ignores a filter that is not a state or a runtime name', () => {
+    const ok = resolution('s-ok', 'a');
+    const bad = { ...resolution('s-bad', 'b'), runtime: 'claude-code' };
+    const history = new BoundaryHistory();
+    history.record([ok, bad], 0);
+    const badView = view('s-bad', bad);
+    badView.latest!.runtime = 'claude-code';
+    const source = {
+      sessions: () => [view('s-ok', ok), view('s-pending', null, true), badView],
+      history: (id: string) => history.of(id),
+      version: () => 1,
+    };
+    const f = (q: string) => buildOverview(source, 0, parseOverviewFilter(new URLSearchParams(q)));
+    expect(f('').sessions.map((s) => s.sessionId)).toEqual(['s-bad', 's-pending', 's-ok']);
+    expect(f('state=preserved').sessions.map((s) => s.sessionId)).toEqual(['s-ok']);
+    expect(f('state=pending').sessions.map((s) => s.sessionId)).toEqual(['s-pending']);
+    expect(f('runtime=sdk').sessions.map((s) => s.sessionId)).toEqual(['s-pending', 's-ok']);
+    expect(f('runtime=claude-code').needsHuman.map((s) => s.sessionId)).toEqual(['s-bad']);
+    expect(f('runtime=sdk').needsHuman).toEqual([]);
+    expect(f('state=conflicting&runtime=sdk').sessions).toEqual([]);
+    // The counts stay those of every session; the choices are every runtime seen.
+    expect(f('runtime=sdk').counts.sessions).toBe(3);
+    expect(f('').runtimes).toEqual(['claude-code', 'sdk']);
+    expect(parseOverviewFilter(new URLSearchParams('state=<b>&runtime=/etc/passwd'))).toEqual({
+      state: null,
+      runtime: null,
+    });
+    expect(overviewFilterQuery({ state: 'conflicting', runtime: 'sdk' })).toBe(
+      '?state=conflicting&runtime=sdk',
+    );
+    const html = overviewMain(f('state=pending'));
+    expect(html).toContain('<option value="pending" selected>pending</option>');
+    expect(html).toContain('1 shown (filtered)');
   });
 
   it("groups a session's resolutions by boundary, newest first, with links to both traces (pre and post recorded in two)", () => {
