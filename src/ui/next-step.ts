@@ -60,6 +60,7 @@ export const GATED_RUNTIMES: ReadonlySet<string> = new Set([
   'claude-agent-sdk',
   'codex-cli',
   'copilot',
+  'gemini',
   'opencode',
   'qwen-code',
 ]);

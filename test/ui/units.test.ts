@@ -10,6 +10,7 @@ import { RUNTIME as AGENT_SDK_RUNTIME } from '../../src/adapters/claude-agent-sd
 import { RUNTIME as CLAUDE_CODE_RUNTIME } from '../../src/adapters/claude-code/config.js';
 import { RUNTIME as CODEX_RUNTIME } from '../../src/adapters/codex/config.js';
 import { COPILOT_RUNTIME } from '../../src/adapters/copilot/config.js';
+import { GEMINI_RUNTIME } from '../../src/adapters/gemini/config.js';
 import { RUNTIME as OPENCODE_RUNTIME } from '../../src/adapters/opencode/config.js';
 import { QWEN_RUNTIME } from '../../src/adapters/qwen-code/config.js';
 import { classify } from '../../src/classify/classify.js';
@@ -197,6 +198,7 @@ describe('the page model', () => {
         AGENT_SDK_RUNTIME,
         CODEX_RUNTIME,
         COPILOT_RUNTIME,
+        GEMINI_RUNTIME,
         OPENCODE_RUNTIME,
         QWEN_RUNTIME,
       ].sort(),
