@@ -154,6 +154,7 @@ describe('the page model', () => {
                         pre: bad.evidence.pre,
                         post: bad.evidence.post,
                         approvals: [],
+                        approvalAttempts: [],
                         boundary: null,
                         evidenceMissing: [],
                         seqs: { pre: 1, post: 2, boundary: null, approvals: [] },
