@@ -34,7 +34,6 @@ import {
   fstatSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   readSync,
@@ -43,7 +42,7 @@ import {
 } from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { assertRealDir, fileError, openNoFollow, readSideFile } from './files.js';
+import { assertRealDir, fileError, openNoFollow, openRegularNoFollow, readSideFile } from './files.js';
 import { recordEndingAt } from './head.js';
 import { forEachLine } from './scan.js';
 import { DIR_MODE, FILE_MODE } from './types.js';
@@ -241,7 +240,7 @@ function backwardLines(fd: number, size: number, onLine: (line: string) => unkno
 /** Opens an index file for reading without following a link; undefined when it does not exist. */
 function openIndexFile(file: string): number | undefined {
   try {
-    return openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    return openRegularNoFollow(file, constants.O_RDONLY);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw fileError(file, 'open', e);

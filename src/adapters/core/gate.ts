@@ -37,10 +37,10 @@
  * means (docs/security.md); the runtime's own protection (permission rules, a sandbox) and the
  * ledger's chain key make up the rest.
  */
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdapterConfig } from './config.js';
-import { PROJECT_STATE_DIR, policyVerdict } from './config.js';
+import { DEFAULT_CONFIG_FILE, PROJECT_STATE_DIR, policyVerdict } from './config.js';
 import type { GateAnswer, GateCode, GateVerdict, ToolEvent } from './events.js';
 import type { Voice } from './messages.js';
 import { readShell, type ShellWord } from './shell.js';
@@ -346,6 +346,80 @@ export function inspectTargetPath(
   return 'other';
 }
 
+// ── Hard links ────────────────────────────────────────────────────────────────────────────────
+/** A protected file's identity on disk, and what touching it means. */
+interface ProtectedInode {
+  dev: number;
+  ino: number;
+  nlink: number;
+  /** `evidence` (ledger, its head, keys): denied; `task_record` (task record, configuration): asked. */
+  what: 'evidence' | 'task_record';
+}
+
+/**
+ * The files the guard knows by their inode as well as by their path: the configuration, the task
+ * record, the ledger and its head, the key files. A hard link is the same inode under another
+ * name, which no path comparison sees; the inode and its link count do.
+ */
+function protectedInodes(config: AdapterConfig): ProtectedInode[] {
+  const e = config.env;
+  const files: Array<[string, ProtectedInode['what']]> = [
+    [e.configFile ?? join(config.projectDir, DEFAULT_CONFIG_FILE), 'task_record'],
+    [config.taskRecordPath, 'task_record'],
+    [e.ledgerPath, 'evidence'],
+    [`${e.ledgerPath}.head`, 'evidence'],
+  ];
+  if (e.digestKeyFile) files.push([e.digestKeyFile, 'evidence']);
+  if (e.chainKeyFile) files.push([e.chainKeyFile, 'evidence']);
+  const out: ProtectedInode[] = [];
+  for (const [path, what] of files) {
+    const st = statOf(path);
+    if (st?.isFile()) out.push({ dev: st.dev, ino: st.ino, nlink: st.nlink, what });
+  }
+  return out;
+}
+
+/** `stat` of `path`, links followed; undefined when it cannot be had (missing, a parent not a directory, …). */
+function statOf(path: string): import('node:fs').Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Most words of a command whose files the hard-link guard looks up. */
+const MAX_WORDS_STATTED = 64;
+
+/**
+ * What the hard-link guard finds: a target that is a protected file under another name, or a
+ * protected file with more than one name (a link made earlier, whatever it is called now). Looks
+ * at the target of a file tool and at each word of a command that names an existing file.
+ */
+function hardLinkVerdict(tool: ToolEvent, config: AdapterConfig): Verdict | undefined {
+  if (tool.kind !== 'file_write' && tool.kind !== 'command') return undefined;
+  const inodes = protectedInodes(config);
+  if (inodes.length === 0) return undefined;
+  const candidates: string[] = [];
+  if (tool.kind === 'file_write' && tool.filePath !== undefined) candidates.push(tool.filePath);
+  if (tool.kind === 'command' && tool.command !== undefined) {
+    for (const c of readShell(tool.command).commands) {
+      for (const w of c) if (!w.dynamic && w.text.length > 0) candidates.push(w.text);
+    }
+  }
+  for (const path of candidates.slice(0, MAX_WORDS_STATTED)) {
+    const st = statOf(resolve(config.projectDir, path));
+    const hit = st && inodes.find((p) => p.dev === st.dev && p.ino === st.ino);
+    if (hit) {
+      return hit.what === 'evidence'
+        ? { verdict: 'deny', code: 'evidence_refused' }
+        : { verdict: 'ask', code: 'hard_link_ask' };
+    }
+  }
+  if (inodes.some((p) => p.nlink > 1)) return { verdict: 'ask', code: 'hard_link_ask' };
+  return undefined;
+}
+
 // ── Decision ──────────────────────────────────────────────────────────────────────────────────
 export type { GateAnswer, GateCode } from './events.js';
 
@@ -384,6 +458,16 @@ interface Guarded {
 }
 
 function guardDecision(tool: ToolEvent, config: AdapterConfig): Guarded {
+  const g = pathGuard(tool, config);
+  if (g.continuityCommand || g.verdict?.verdict === 'deny' || !config.gate.protectContinuityFiles) return g;
+  const linked = hardLinkVerdict(tool, config);
+  if (linked && (!g.verdict || SEVERITY[linked.verdict] > SEVERITY[g.verdict.verdict])) {
+    return { ...g, verdict: linked };
+  }
+  return g;
+}
+
+function pathGuard(tool: ToolEvent, config: AdapterConfig): Guarded {
   const paths = protectedPaths(config);
   const protect = config.gate.protectContinuityFiles;
   if (tool.kind === 'command') {
@@ -488,7 +572,12 @@ const GATE_FAILED_ASK =
 
 async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
   const { config } = ctx;
-  if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
+  const listed = gated(config.gate.tools, tool.toolName);
+  if (!listed && tool.kind !== 'unknown') return { verdict: 'allow', code: 'not_gated' };
+  // What the configuration says is unknown: anything but a read waits for a human.
+  if (config.configProblem)
+    return worded({ verdict: 'ask', code: 'config_unreadable' }, sessionId, ctx.voice);
+  if (!listed) return decideUnknown(sessionId, ctx);
   const guard = guardDecision(tool, config);
   if (guard.continuityCommand) return { verdict: 'allow', code: 'continuity_command' };
   // Nothing outranks a denial: the state need not be read.
@@ -511,6 +600,24 @@ async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Pro
   return worded({ verdict: state, code: 'state_blocks' }, sessionId, ctx.voice, b ?? undefined);
 }
 
+/**
+ * A tool the runtime's adapter does not know and the configuration does not list: it passes while
+ * no boundary holds writes, and gets the unknown-tool policy (default `ask`) while one does, or
+ * while the state cannot be read.
+ */
+async function decideUnknown(sessionId: string, ctx: GateContext): Promise<GateAnswer> {
+  const policy = ctx.config.gate.unknownTools;
+  if (policy === 'allow') return { verdict: 'allow', code: 'not_gated' };
+  const s = await sessionState(sessionId, ctx);
+  if (!s.known) return worded({ verdict: 'ask', code: 'state_unknown' }, sessionId, ctx.voice);
+  const b = s.boundary;
+  if (!b) return { verdict: 'allow', code: 'no_compaction' };
+  if (policyVerdict(ctx.config.gate.policy, b.state, b.reason) === 'allow') {
+    return { verdict: 'allow', code: 'state_allows' };
+  }
+  return worded({ verdict: policy, code: 'unknown_tool_held' }, sessionId, ctx.voice);
+}
+
 /** Words a decision; the messages module is loaded only here, off the fast path. */
 async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBoundary): Promise<GateAnswer> {
   const m = await import('./messages.js');
@@ -521,6 +628,9 @@ async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBound
     uninspectable_ask: m.UNINSPECTABLE_ASK,
     runtime_chosen_refused: m.RUNTIME_CHOSEN_REFUSED,
     state_unknown: m.STATE_UNKNOWN_ASK,
+    unknown_tool_held: m.UNKNOWN_TOOL_HELD,
+    config_unreadable: m.CONFIG_UNREADABLE_ASK,
+    hard_link_ask: m.HARD_LINK_ASK,
   };
   const reason = b
     ? m.gateReason(m.boundaryView(sessionId, b), v.verdict, voice)

@@ -31,10 +31,12 @@
  */
 import {
   closeSync,
+  constants,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
-  readFileSync,
+  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -78,28 +80,117 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   }
 }
 
-/** Reads and parses a JSON file; `undefined` when it does not exist or is not valid JSON. */
-export function readJsonFile(path: string): unknown {
-  let text: string;
+/**
+ * Why a file could not be read as state: it does not exist; it is not a regular file (a FIFO, a
+ * device, a socket, a directory: a read could block for ever or never end); it is a symbolic
+ * link where none is allowed; it is larger than the reader's bound; or the system refused.
+ */
+export type FileProblem = 'missing' | 'not_regular' | 'link' | 'too_large' | 'unreadable';
+
+/** A file opened as a regular file, or why it could not be. */
+export type RegularOpen =
+  | { ok: true; fd: number; size: number; problem?: never }
+  | { ok: false; problem: FileProblem; fd?: never; size?: never };
+
+/**
+ * Opens `path` for reading only if it is a regular file, without ever blocking: `O_NONBLOCK`
+ * (opening a FIFO with no writer returns at once instead of waiting for one) and, unless
+ * `followLink`, `O_NOFOLLOW` (a link at the path is refused); then `fstat` on the descriptor
+ * opened, so what is checked is what is read (a link to `/dev/zero` or a FIFO is refused after
+ * it is followed). The caller closes the descriptor.
+ */
+export function openRegularFile(path: string, followLink = false): RegularOpen {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (followLink ? 0 : constants.O_NOFOLLOW));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, problem: 'missing' };
+    return { ok: false, problem: code === 'ELOOP' || code === 'EMLINK' ? 'link' : 'unreadable' };
   }
   try {
-    return JSON.parse(text) as unknown;
+    const st = fstatSync(fd);
+    if (st.isFile()) return { ok: true, fd, size: st.size };
   } catch {
-    return undefined;
+    // Reported below as not regular: nothing is read from a descriptor that cannot be inspected.
+  }
+  closeSync(fd);
+  return { ok: false, problem: 'not_regular' };
+}
+
+/** Reads at most `length` bytes of `fd` from `position` (a short file gives fewer). */
+export function readAt(fd: number, length: number, position: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let n = 0;
+  while (n < length) {
+    const got = readSync(fd, buf, n, length - n, position + n);
+    if (got === 0) break;
+    n += got;
+  }
+  return buf.subarray(0, n);
+}
+
+/** Most bytes of a state or configuration file read ({@link readRegularFile}'s default bound). */
+export const MAX_STATE_FILE_BYTES = 4 * 1024 * 1024;
+
+/** A small file's text, or why it could not be read. */
+export type RegularRead =
+  | { ok: true; text: string; problem?: never }
+  | { ok: false; problem: FileProblem; text?: never };
+
+/**
+ * Reads a regular file of at most `maxBytes` as UTF-8 ({@link openRegularFile}): never blocks,
+ * never reads past the bound (a file that grows while it is read is `too_large` too).
+ */
+export function readRegularFile(
+  path: string,
+  maxBytes = MAX_STATE_FILE_BYTES,
+  followLink = false,
+): RegularRead {
+  const o = openRegularFile(path, followLink);
+  if (!o.ok) return { ok: false, problem: o.problem };
+  try {
+    if (o.size > maxBytes) return { ok: false, problem: 'too_large' };
+    const buf = readAt(o.fd, maxBytes + 1, 0);
+    if (buf.length > maxBytes) return { ok: false, problem: 'too_large' };
+    return { ok: true, text: buf.toString('utf8') };
+  } catch {
+    return { ok: false, problem: 'unreadable' };
+  } finally {
+    closeSync(o.fd);
   }
 }
 
-/** Reads a small text file; `undefined` when it does not exist. */
-export function readTextFile(path: string): string | undefined {
+/** A JSON file as read: absent, present but unusable (and why), or its value. */
+export type JsonRead =
+  | { kind: 'absent' }
+  | { kind: 'unreadable'; problem: Exclude<FileProblem, 'missing'> | 'invalid_json' }
+  | { kind: 'value'; value: unknown };
+
+/** Reads and parses a JSON file that must be a regular file of at most `maxBytes`. */
+export function readJsonState(path: string, maxBytes = MAX_STATE_FILE_BYTES, followLink = false): JsonRead {
+  const r = readRegularFile(path, maxBytes, followLink);
+  if (!r.ok) return r.problem === 'missing' ? { kind: 'absent' } : { kind: 'unreadable', problem: r.problem };
   try {
-    return readFileSync(path, 'utf8');
+    return { kind: 'value', value: JSON.parse(r.text) as unknown };
   } catch {
-    return undefined;
+    return { kind: 'unreadable', problem: 'invalid_json' };
   }
+}
+
+/**
+ * Reads and parses a JSON state file (a regular file, no link, bounded); `undefined` when it does
+ * not exist, is not valid JSON, or cannot be read as a regular file.
+ */
+export function readJsonFile(path: string): unknown {
+  const r = readJsonState(path);
+  return r.kind === 'value' ? r.value : undefined;
+}
+
+/** Reads a small state file (regular, no link, bounded); `undefined` when it does not exist or cannot be read so. */
+export function readTextFile(path: string): string | undefined {
+  const r = readRegularFile(path);
+  return r.ok ? r.text : undefined;
 }
 
 /**
