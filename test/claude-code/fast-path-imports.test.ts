@@ -147,6 +147,8 @@ describe('the write gate fast path', () => {
         'src/adapters/qwen-code/config.ts',
         'src/adapters/qwen-code/hook.ts',
         'src/classify/states.ts',
+        // The index's file names and `covered` format (pure): whether the session has new evidence.
+        'src/ledger/index-names.ts',
         // The default state directory (node built-ins only).
         'src/ledger/state-home.ts',
       ].sort(),

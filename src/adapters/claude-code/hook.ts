@@ -315,6 +315,7 @@ export function runClaudeCodeHook(
           return claudeCodeVoice(env);
         },
         warn,
+        launch: { script: io.script, path: env.path, execPath: process.execPath },
       });
       io.stdout.write(gateOutput(answer, p.event));
       return;

@@ -243,6 +243,7 @@ export function runCodexHook(io: HookIo = processIo()): Promise<number> {
           return codexVoice(env);
         },
         warn,
+        launch: { script: io.script, path: env.path, execPath: env.execPath },
       });
       io.stdout.write(gateOutput(answer));
       return;

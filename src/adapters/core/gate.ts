@@ -45,10 +45,11 @@ import type { GateAnswer, GateCode, GateVerdict, ToolEvent } from './events.js';
 import type { Voice } from './messages.js';
 import { readShell, type ShellWord } from './shell.js';
 import {
+  cacheReplaceable,
   type GateBoundary,
   type GateState,
   isHealthy,
-  ledgerIdentity,
+  ledgerUnchangedFor,
   readGateState,
   type StateDir,
 } from './state.js';
@@ -123,6 +124,9 @@ function isPlainWords(line: string): boolean {
     }
     if (ch === "'" || ch === '"') quote = ch;
     else if (';&|<>$`()\\\n\r'.includes(ch)) return false;
+    // Brace expansion (`{--ledger,x}`), globs (a file named `--ledger=x` matched by `*`) and `~`
+    // make words the text does not show: an option could appear after the check.
+    else if ('{}*?[]~'.includes(ch)) return false;
   }
   return quote === null;
 }
@@ -145,7 +149,7 @@ function onlyReadonlyOptions(words: readonly ShellWord[]): boolean {
  * project, optionally fed by one quoted here-document (`<<'EOF'` … `EOF`, whose body the shell
  * does not expand), and nothing else.
  */
-export function isContinuityReadonly(command: string): boolean {
+export function isContinuityReadonly(command: string, launch?: LaunchTrust): boolean {
   const text = command.replace(/\s+$/, '');
   const newline = text.indexOf('\n');
   const first = newline === -1 ? text : text.slice(0, newline);
@@ -163,7 +167,71 @@ export function isContinuityReadonly(command: string): boolean {
   }
   if (!READONLY_HEAD.test(words) || !isPlainWords(words)) return false;
   const read = readShell(words);
-  return read.commands.length === 1 && onlyReadonlyOptions(read.commands[0]!);
+  if (read.commands.length !== 1 || !onlyReadonlyOptions(read.commands[0]!)) return false;
+  return launch === undefined || runsOwnBinary(read.commands[0]!, launch);
+}
+
+// ── The exempt command's program ──────────────────────────────────────────────────────────────
+/**
+ * What the exemption trusts as "this package's `continuity`": the hook's own script (what the
+ * runtime started: `bin/continuity.js`, or a link to it on PATH), the PATH it resolves bare
+ * names on, and this Node.
+ */
+export interface LaunchTrust {
+  /** The script this hook process runs (`process.argv[1]`); undefined: nothing is trusted. */
+  script: string | undefined;
+  /** The PATH bare `continuity` and `node` are looked up on (the hook's). */
+  path: string;
+  /** This Node's executable (`process.execPath`). */
+  execPath: string;
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The real path of the first executable `name` on `path`, or undefined. */
+function realOnPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(':')) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const real = realOrUndefined(join(dir, name));
+    if (real && statSync(real, { throwIfNoEntry: false })?.isFile()) return real;
+  }
+  return undefined;
+}
+
+/**
+ * True when the simple command runs exactly this package's binary: bare `continuity` when it
+ * resolves on PATH to this hook's own script, an absolute path that resolves to it, or this Node
+ * (bare `node` resolving to it, or its absolute path) running an absolute path that resolves to
+ * it. Never a relative path (`./continuity`, `node ./continuity.js`: a prepared script in the
+ * working directory), never a program of the same name elsewhere (`/tmp/x/continuity`).
+ */
+function runsOwnBinary(words: readonly ShellWord[], launch: LaunchTrust): boolean {
+  const self = launch.script && isAbsolute(launch.script) ? realOrUndefined(launch.script) : undefined;
+  if (!self) return false;
+  const w = words.filter((x) => !x.redirect).map((x) => x.text);
+  const [program, script] = w;
+  if (program === undefined) return false;
+  const resolveProgram = (word: string) =>
+    isAbsolute(word) ? realOrUndefined(word) : word.includes('/') ? undefined : realOnPath(word, launch.path);
+  if (basename(program) === 'node') {
+    // Bare `node` is the one on the hook's PATH; an absolute one must be that one or this Node.
+    const node = resolveProgram(program);
+    const nodes = [realOnPath('node', launch.path), realOrUndefined(launch.execPath)];
+    return (
+      node !== undefined &&
+      nodes.includes(node) &&
+      script !== undefined &&
+      isAbsolute(script) &&
+      realOrUndefined(script) === self
+    );
+  }
+  return resolveProgram(program) === self;
 }
 
 // Words that may stand before a simple command's program without being it.
@@ -262,7 +330,7 @@ interface BashFindings {
   runtimeChosen: boolean;
 }
 
-function bashFindings(command: string, paths: ProtectedPaths): BashFindings {
+function bashFindings(command: string, paths: ProtectedPaths, launch?: LaunchTrust): BashFindings {
   const read = readShell(command);
   const runtimeChosen = read.uncertain || read.commands.some(chosenAtRunTime);
   const found = (kind: BashFindings['kind']) => ({ kind, runtimeChosen });
@@ -287,15 +355,23 @@ function bashFindings(command: string, paths: ProtectedPaths): BashFindings {
   ) {
     return found('touches_evidence');
   }
-  if (isContinuityReadonly(command)) return { kind: 'continuity_readonly', runtimeChosen: false };
+  if (isContinuityReadonly(command, launch)) return { kind: 'continuity_readonly', runtimeChosen: false };
   const taskRecord = /(?:^|[\s'"=/])\.continuity(?:\/|\s|$|['"])/;
   if (taskRecord.test(command) || taskRecord.test(unquoted)) return found('touches_task_record');
   return found('other');
 }
 
-/** Classifies a Bash command for the gate. */
-export function inspectBashCommand(command: string, paths: ProtectedPaths): BashCommandKind {
-  const f = bashFindings(command, paths);
+/**
+ * Classifies a Bash command for the gate. With `launch`, `continuity_readonly` also needs the
+ * command's program to be this package's own binary ({@link LaunchTrust}); without it the
+ * classification reads the text only (the gate always passes it).
+ */
+export function inspectBashCommand(
+  command: string,
+  paths: ProtectedPaths,
+  launch?: LaunchTrust,
+): BashCommandKind {
+  const f = bashFindings(command, paths, launch);
   return f.kind === 'other' && f.runtimeChosen ? 'runtime_chosen' : f.kind;
 }
 
@@ -457,8 +533,8 @@ interface Guarded {
   runtimeChosen?: boolean;
 }
 
-function guardDecision(tool: ToolEvent, config: AdapterConfig): Guarded {
-  const g = pathGuard(tool, config);
+function guardDecision(tool: ToolEvent, config: AdapterConfig, launch: LaunchTrust): Guarded {
+  const g = pathGuard(tool, config, launch);
   if (g.continuityCommand || g.verdict?.verdict === 'deny' || !config.gate.protectContinuityFiles) return g;
   const linked = hardLinkVerdict(tool, config);
   if (linked && (!g.verdict || SEVERITY[linked.verdict] > SEVERITY[g.verdict.verdict])) {
@@ -467,14 +543,14 @@ function guardDecision(tool: ToolEvent, config: AdapterConfig): Guarded {
   return g;
 }
 
-function pathGuard(tool: ToolEvent, config: AdapterConfig): Guarded {
+function pathGuard(tool: ToolEvent, config: AdapterConfig, launch: LaunchTrust): Guarded {
   const paths = protectedPaths(config);
   const protect = config.gate.protectContinuityFiles;
   if (tool.kind === 'command') {
     if (tool.command === undefined) {
       return tool.truncated ? { verdict: { verdict: 'ask', code: 'uninspectable_ask' } } : {};
     }
-    const f = bashFindings(tool.command, paths);
+    const f = bashFindings(tool.command, paths, launch);
     // Approvals come from a human: refused whatever the configuration says.
     if (f.kind === 'approve') return { verdict: { verdict: 'deny', code: 'approve_refused' } };
     if (f.kind === 'continuity_readonly') return { continuityCommand: true };
@@ -515,7 +591,15 @@ export interface GateContext {
   voice: Voice;
   /** Receives one line when the gate cannot read its state. */
   warn?: (line: string) => void;
+  /**
+   * What the always-allowed restatement command may run: this package's own binary. Without it
+   * no shell command is exempt (an adapter whose agent restates through a tool of its own).
+   */
+  launch?: LaunchTrust;
 }
+
+/** No program is trusted: the restatement exemption is off. */
+const NO_LAUNCH: LaunchTrust = { script: undefined, path: '', execPath: '' };
 
 /** The session's state as far as the gate can establish it; `unknown` when it cannot. */
 type SessionState = { known: true; boundary: GateBoundary | null } | { known: false; boundary?: never };
@@ -528,14 +612,20 @@ type SessionState = { known: true; boundary: GateBoundary | null } | { known: fa
 function trustedCache(state: GateState | undefined, ledgerPath: string): boolean {
   const b = state?.boundary;
   if (state === undefined || b === undefined) return false;
-  if (b === null) return true;
-  if (!isHealthy(b.state)) return false;
-  return b.ledgerId !== undefined && b.ledgerId === ledgerIdentity(ledgerPath);
+  if (b !== null && !isHealthy(b.state)) return false;
+  // No objection (a healthy boundary, or none): only as derived from this ledger, with nothing
+  // recorded for the session since.
+  const id = b === null ? state.ledgerId : b.ledgerId;
+  return id !== undefined && ledgerUnchangedFor(id, ledgerPath, state.sessionId);
 }
 
 async function sessionState(sessionId: string, ctx: GateContext): Promise<SessionState> {
   const cached = readGateState(ctx.state, sessionId);
-  if (trustedCache(cached, ctx.config.env.ledgerPath)) return { known: true, boundary: cached!.boundary };
+  // A cache with no objection counts only when this run could also have replaced it: one the
+  // hooks cannot write may be missing the compaction they saw (it is re-derived from the ledger).
+  if (trustedCache(cached, ctx.config.env.ledgerPath) && cacheReplaceable(ctx.state, sessionId)) {
+    return { known: true, boundary: cached!.boundary };
+  }
   let derived: GateState | undefined;
   try {
     derived = await ctx.rederive(sessionId, cached);
@@ -578,7 +668,7 @@ async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Pro
   if (config.configProblem)
     return worded({ verdict: 'ask', code: 'config_unreadable' }, sessionId, ctx.voice);
   if (!listed) return decideUnknown(sessionId, ctx);
-  const guard = guardDecision(tool, config);
+  const guard = guardDecision(tool, config, ctx.launch ?? NO_LAUNCH);
   if (guard.continuityCommand) return { verdict: 'allow', code: 'continuity_command' };
   // Nothing outranks a denial: the state need not be read.
   if (guard.verdict?.verdict === 'deny') return worded(guard.verdict, sessionId, ctx.voice);

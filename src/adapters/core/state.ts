@@ -30,10 +30,12 @@
  * (dist/hook.cjs) holds it whole, so it must stay small and import nothing but built-ins.
  */
 import {
+  accessSync,
   closeSync,
   constants,
   fstatSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readSync,
@@ -45,6 +47,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { DecisionMap } from '../../decision/model.js';
+import { COVERED_FILE, indexDirOf, indexFile, parseCovered } from '../../ledger/index-names.js';
 import type { BoundaryTrack } from './boundary.js';
 
 // ── File helpers ──────────────────────────────────────────────────────────────────────────────
@@ -299,9 +302,10 @@ export interface GateBoundary {
   /** True once a post snapshot (a restatement) exists for the boundary. */
   observed?: boolean;
   /**
-   * The identity (`<device>:<inode>`, see {@link ledgerIdentity}) of the ledger file this
-   * classification was read from. The gate acts on a state with no objection only when it names
-   * the gate's own ledger file; anything else is re-derived.
+   * The identity and size (`<device>:<inode>:<size>`, see {@link ledgerIdentity}) of the ledger
+   * file this classification was read from, taken before the read. The gate acts on a state with
+   * no objection only when it names the gate's own ledger file as it is now; anything else (a
+   * restatement classified against another ledger, records appended since) is re-derived.
    */
   ledgerId?: string;
 }
@@ -326,21 +330,87 @@ export interface GateState {
   v: 2;
   sessionId: string;
   boundary: GateBoundary | null;
+  /**
+   * With `boundary: null`: the ledger's identity and size ({@link ledgerIdentity}) when the
+   * session was found to have no boundary. The gate trusts "no compaction" only while the ledger
+   * is unchanged since; otherwise it asks the ledger again.
+   */
+  ledgerId?: string;
   /** The boundary assembly's state (pending pre, current boundary's signals and tokens). */
   track?: BoundaryTrack<PreCapture>;
   updatedAt: string;
 }
 
 /**
- * The identity of the file at `path` (`<device>:<inode>`, never the path itself), or `undefined`
- * when it does not exist. One `stat`, cheap enough for the gate's fast path.
+ * The identity and extent of the ledger file at `path` (`<device>:<inode>:<size>`, never the path
+ * itself), or `undefined` when it does not exist. A cache that records it was derived from this
+ * very file as it was then: any record appended since (a compaction the cache never learnt of,
+ * because the hooks could not write it) changes it. One `stat`, cheap enough for the fast path.
  */
-export function ledgerIdentity(path: string): string | undefined {
+export function ledgerIdentity(path: string, sessionId?: string): string | undefined {
   try {
     const st = statSync(path, { bigint: true });
-    return `${st.dev}:${st.ino}`;
+    const id = `${st.dev}:${st.ino}:${st.size}`;
+    return sessionId === undefined ? id : `${id}:${evidenceIndexSize(path, sessionId)}`;
+  } catch (e) {
+    // With a session: a ledger not yet written holds nothing for it, as long as it stays so.
+    return sessionId !== undefined && (e as NodeJS.ErrnoException).code === 'ENOENT' ? NO_LEDGER : undefined;
+  }
+}
+
+/** The mark of a ledger that does not exist yet. */
+const NO_LEDGER = 'absent';
+
+/** The size of the session's evidence index file (0 when it has none, -1 when it is not a regular file). */
+function evidenceIndexSize(ledgerPath: string, sessionId: string): number {
+  try {
+    const st = lstatSync(indexFile(indexDirOf(ledgerPath), 'evidence', sessionId), { throwIfNoEntry: false });
+    if (!st) return 0;
+    return st.isFile() ? st.size : -1;
   } catch {
-    return undefined;
+    return -1;
+  }
+}
+
+/**
+ * True when the ledger at `ledgerPath` holds nothing for `sessionId` that it did not hold when
+ * `mark` ({@link ledgerIdentity} with the session) was taken: the same file, and either not grown
+ * or grown only by other sessions' records and activity. The second is read from the ledger's
+ * index: it must cover every byte of the ledger (`covered` at its end, same inode), and the
+ * session's evidence index file must be as long as it was. Anything else (an index behind, one
+ * that cannot be read, a new entry of the session) is false: the gate then asks the ledger itself.
+ */
+export function ledgerUnchangedFor(mark: string, ledgerPath: string, sessionId: string): boolean {
+  const [dev, ino, size, evidence] = mark.split(':');
+  let st: import('node:fs').BigIntStats;
+  try {
+    st = statSync(ledgerPath, { bigint: true });
+  } catch (e) {
+    return mark === NO_LEDGER && (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  if (mark === NO_LEDGER) return false;
+  if (`${st.dev}` !== dev || `${st.ino}` !== ino) return false;
+  if (`${st.size}` === size) return true;
+  if (evidence === undefined) return false;
+  const read = readRegularFile(join(indexDirOf(ledgerPath), COVERED_FILE), 4096);
+  const covered = read.ok ? parseCovered(read.text) : undefined;
+  if (!covered || covered.ino !== `${st.ino}` || BigInt(covered.end) !== st.size) return false;
+  return `${evidenceIndexSize(ledgerPath, sessionId)}` === evidence;
+}
+
+/**
+ * True when this process could replace the session's gate cache now: the file (when it exists)
+ * and its directory are writable. A cache it could not replace may be stale (a read-only bind
+ * mount, `chmod a-w`, an immutable directory: the recording hooks could not write the boundary
+ * they saw), so the gate does not act on it.
+ */
+export function cacheReplaceable(s: StateDir, sessionId: string): boolean {
+  try {
+    accessSync(sessionDir(s, sessionId), constants.W_OK);
+    accessSync(gateFile(s, sessionId), constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -380,8 +450,16 @@ export function writeGateState(
   boundary: GateBoundary | null,
   now: string,
   track?: BoundaryTrack<PreCapture>,
+  ledgerId?: string,
 ): GateState {
-  const state: GateState = { v: 2, sessionId, boundary, ...(track ? { track } : {}), updatedAt: now };
+  const state: GateState = {
+    v: 2,
+    sessionId,
+    boundary,
+    ...(boundary === null && ledgerId ? { ledgerId } : {}),
+    ...(track ? { track } : {}),
+    updatedAt: now,
+  };
   writeFileAtomic(gateFile(s, sessionId), `${JSON.stringify(state)}\n`);
   return state;
 }
