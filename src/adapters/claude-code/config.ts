@@ -156,7 +156,10 @@ export const HOOK_TIMEOUT_S: Readonly<Record<string, number>> = Object.freeze({
  * but at least a second below the event's timeout, so the hook answers (the gate `ask`) before
  * Claude Code gives up on it.
  */
-export function hookDeadlineMs(event: string, configured: number): number {
+export function hookDeadlineMs(event: string, configured: number, dialect?: HookDialect): number {
+  // Another dialect's timeouts are its own runtime's (measured per runtime in its docs): the
+  // configured deadline stands there.
+  if (dialect && dialect.runtime !== RUNTIME) return configured;
   const timeout = (HOOK_TIMEOUT_S[event] ?? 5) * 1000;
   return Math.max(500, Math.min(configured, timeout - 1000));
 }

@@ -275,7 +275,7 @@ export function runClaudeCodeHook(
     const p = parsed.payload;
     const env = resolveClaudeCodeEnv(io.env, io.script, dialect);
     const gateEvent = GATE_EVENTS.has(p.event);
-    const deadline = hookDeadlineMs(p.event, env.core.hookDeadlineMs);
+    const deadline = hookDeadlineMs(p.event, env.core.hookDeadlineMs, dialect);
     // Past its deadline the gate asks and a recording hook answers nothing, and the process exits:
     // Claude Code never sees a hook of ours time out (and `onFailure: "block"` on the gate's
     // registration blocks the tool if one ever does).
@@ -292,10 +292,25 @@ export function runClaudeCodeHook(
 
     // A runtime with no post-compaction hook: a pending pre is confirmed from the session's event
     // log by the next hook of the session, before the gate answers (the slow path, only then).
+    let confirmed = true;
     if (dialect.compactionEvidence && readGateState(claudeCodeState(env), p.sessionId)?.track?.pending) {
       const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
-      const confirming = import('./handlers.js').then((h) => h.confirmFromLog(run, io.env));
+      confirmed = false;
+      const confirming = import('./handlers.js')
+        .then((h) => h.confirmFromLog(run, io.env))
+        .then((out) => {
+          confirmed = true;
+          return out;
+        });
       await withinHookDeadline(confirming, deadline - 250, p.event, warn);
+    }
+    if (gateEvent && !confirmed) {
+      // A compaction may have completed that could not be confirmed in time: the cache does not
+      // know it yet, so what it says is no verdict. Never allow on it.
+      io.stdout.write(
+        gateOutput({ verdict: 'ask', code: 'state_unknown', reason: COMPACTION_UNCONFIRMED }, p.event),
+      );
+      return;
     }
     if (gateEvent) {
       // Restating is how a held agent gets going again, also where every tool is gated (`*`): the
@@ -358,6 +373,10 @@ export function toolEventOf(p: HookPayload, dialect: HookDialect = CLAUDE_CODE_D
     ...(p.truncated ? { truncated: true } : {}),
   };
 }
+
+/** The reason of a gate whose session's pending compaction could not be confirmed in time. */
+const COMPACTION_UNCONFIRMED =
+  'The continuity gate asks a human first: a compaction of this session may have completed, and it could not be confirmed in time, so the gate cannot tell whether writes are held.';
 
 /** The reason of a gate that ran out of its own deadline (inline: the messages may be what hangs). */
 const GATE_TIMED_OUT =
