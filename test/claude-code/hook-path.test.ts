@@ -311,7 +311,7 @@ describe('hard links to protected files are recognised by inode', () => {
 describe('tools the gate does not know', () => {
   const UNKNOWN = ['mcp__github__create_issue', 'Task', 'Agent', 'bash', 'Skill', 'SomeFutureTool'];
 
-  it('pass while no boundary is held, ask while writes are held; reads and the restate tool always pass', async () => {
+  it('pass while no boundary is held, ask while writes are held; reads always pass', async () => {
     const w = fresh();
     const sid = 'unknown-tools';
     await hook(w, sid, 'SessionStart', { source: 'startup' });
@@ -322,9 +322,11 @@ describe('tools the gate does not know', () => {
       expect(g.decision, tool).toBe('ask');
       expect(g.reason).toContain('does not know what this tool can change');
     }
-    for (const tool of ['Read', 'Grep', 'Glob', 'mcp__continuity__restate']) {
+    for (const tool of ['Read', 'Grep', 'Glob']) {
       expect((await gate(w, sid, tool, {})).decision, tool).toBe('allow');
     }
+    // The restate tool's name from a server the project does not register as ours is held too.
+    expect((await gate(w, sid, 'mcp__continuity__restate', {})).decision).toBe('ask');
     await restateFaithfully(w, sid);
     for (const tool of UNKNOWN) expect((await gate(w, sid, tool, {})).decision, tool).toBe('allow');
   });

@@ -126,12 +126,6 @@ export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The continuity MCP server's restatement tool as Claude Code names it: how a blocked agent
- * unblocks without a shell, so never held by the unknown-tool policy.
- */
-export const RESTATE_TOOL = 'mcp__continuity__restate';
-
-/**
  * Seconds before Claude Code gives up on each hook (what init writes as `timeout`). The gate must
  * answer fast (it takes tens of milliseconds; 5 s is a ceiling); PreCompact gets the most room
  * because it reads the task record and the ledger; a recording hook that times out loses only its
@@ -202,7 +196,9 @@ export function toolKind(toolName: string | undefined, dialect: HookDialect = CL
   // writes are held); one that does not keeps them ungated.
   const readOnly = dialect.readOnlyTools;
   if (!readOnly) return 'other';
-  if (toolName && (readOnly.has(toolName) || toolName === RESTATE_TOOL)) return 'read_only';
+  // The restate tool is not here: the hook lets it through only when the project's .mcp.json
+  // registers it as ours (./hook.ts); an impostor of the same name is unknown, held.
+  if (toolName && readOnly.has(toolName)) return 'read_only';
   return 'unknown';
 }
 
