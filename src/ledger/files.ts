@@ -12,7 +12,7 @@
  *
  * Imports only node built-ins: the lean read path uses it.
  */
-import { closeSync, constants, lstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -54,6 +54,29 @@ export class LedgerFileError extends Error {
 
 const LINK_DETAIL =
   'is a symbolic link, and the ledger does not follow links (one could send its records or repairs to another file); give the real path';
+
+const NOT_REGULAR_DETAIL =
+  'is not a regular file (a FIFO, a device or a socket), and the ledger reads and writes only regular files (a read from one could block for ever); remove it';
+
+/**
+ * Opens `file` with `O_NOFOLLOW | O_NONBLOCK` and checks with `fstat` that what was opened is a
+ * regular file: a FIFO at a ledger path (which would block the open or the read until a writer
+ * came, holding a hook past its deadline), a device or a socket is closed and refused with a
+ * {@link LedgerFileError} (`EFTYPE`). `O_NONBLOCK` changes nothing for a regular file.
+ */
+export function openRegularNoFollow(file: string, flags: number, mode?: number): number {
+  const fd = openSync(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, mode);
+  let kind: 'file' | 'dir' | 'other' = 'other';
+  try {
+    const st = fstatSync(fd);
+    kind = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
+  } finally {
+    if (kind !== 'file') closeSync(fd);
+  }
+  if (kind === 'dir') throw new LedgerFileError(file, 'open', 'EISDIR');
+  if (kind === 'other') throw new LedgerFileError(file, 'open', 'EFTYPE', NOT_REGULAR_DETAIL);
+  return fd;
+}
 
 /** Wraps an error thrown by an fs call on `file` into a {@link LedgerFileError} (kept as is if already one). */
 export function fileError(file: string, action: string, e: unknown): LedgerFileError {
@@ -117,7 +140,7 @@ export function openNoFollow(
 ): number | undefined {
   assertRealDir(dirname(file));
   try {
-    return openSync(file, flags | constants.O_NOFOLLOW, mode);
+    return openRegularNoFollow(file, flags, mode);
   } catch (e) {
     if (missingOk && (e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw fileError(file, flags & (constants.O_WRONLY | constants.O_RDWR) ? 'open for writing' : 'open', e);
@@ -128,7 +151,7 @@ export function openNoFollow(
 export function readSideFile(file: string): string | undefined {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openRegularNoFollow(file, constants.O_RDONLY);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw fileError(file, 'open', e);

@@ -29,7 +29,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileError, LedgerFileError } from './files.js';
+import { fileError, LedgerFileError, openRegularNoFollow } from './files.js';
 import { FILE_MODE } from './types.js';
 
 /** Lock timing. */
@@ -111,7 +111,7 @@ function isStale(raw: string, st: Stats, staleMs: number, now: number): boolean 
 function readLock(path: string): { raw: string; st: Stats } | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openRegularNoFollow(path, constants.O_RDONLY);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if ((e as NodeJS.ErrnoException).code === 'ELOOP' || isLink(path)) {

@@ -34,7 +34,6 @@ import {
   fstatSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   readSync,
@@ -43,8 +42,9 @@ import {
 } from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { assertRealDir, fileError, openNoFollow, readSideFile } from './files.js';
+import { assertRealDir, fileError, openNoFollow, openRegularNoFollow, readSideFile } from './files.js';
 import { recordEndingAt } from './head.js';
+import { COVERED_FILE, type Covered, indexFile, parseCovered } from './index-names.js';
 import { forEachLine } from './scan.js';
 import { DIR_MODE, FILE_MODE } from './types.js';
 
@@ -85,13 +85,9 @@ export interface CoveredPoint {
   hashPrefix: string;
 }
 
-/** The last record whose index entries are written, in which boot, for which file. */
-export interface Covered extends CoveredPoint {
-  boot: string;
-  ino: string;
-}
+export type { Covered, IndexFamily } from './index-names.js';
+export { indexFile, sessionFileKey } from './index-names.js';
 
-const COVERED_FILE = 'covered';
 const SESSIONS_FILE = 'sessions';
 const COVERED_VERSION = 'v2';
 const ENTRY_RE =
@@ -125,28 +121,6 @@ export function bootId(): string {
     cachedBoot = `t${Math.round((Date.now() / 1000 - uptime()) / 60)}`;
   }
   return cachedBoot;
-}
-
-/** A short, non-cryptographic hash of a session id for file names (FNV-1a and djb2, 32 bits each). */
-export function sessionFileKey(sessionId: string): string {
-  let fnv = 0x811c9dc5;
-  let djb = 5381;
-  for (let i = 0; i < sessionId.length; i++) {
-    const c = sessionId.charCodeAt(i);
-    fnv = Math.imul(fnv ^ c, 0x01000193) >>> 0;
-    djb = (Math.imul(djb, 33) + c) >>> 0;
-  }
-  return fnv.toString(16).padStart(8, '0') + djb.toString(16).padStart(8, '0');
-}
-
-/** Which file of a session: its evidence entries, its activity entries, or its boundaries. */
-export type IndexFamily = 'evidence' | 'activity' | 'boundaries';
-
-const FAMILY_PREFIX: Record<IndexFamily, string> = { evidence: 's', activity: 'a', boundaries: 'b' };
-
-/** The index file holding a session's entries of one family. */
-export function indexFile(indexDir: string, family: IndexFamily, sessionId: string): string {
-  return join(indexDir, `${FAMILY_PREFIX[family]}-${sessionFileKey(sessionId)}.idx`);
 }
 
 /** True for the kinds of record that open or belong to a boundary (not approvals, receipts or activity). */
@@ -252,7 +226,7 @@ function backwardLines(fd: number, size: number, onLine: (line: string) => unkno
 /** Opens an index file for reading without following a link; undefined when it does not exist. */
 function openIndexFile(file: string): number | undefined {
   try {
-    return openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    return openRegularNoFollow(file, constants.O_RDONLY);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw fileError(file, 'open', e);
@@ -382,9 +356,7 @@ export function readCovered(indexDir: string): Covered | undefined {
     return undefined;
   }
   if (text === undefined) return undefined;
-  const m = /^v2 +(\S+) +(\d+) +(\d+) +(\d+) +([0-9a-f]{16})\n/.exec(text);
-  if (!m) return undefined;
-  return { boot: m[1]!, ino: m[2]!, seq: Number(m[3]), end: Number(m[4]), hashPrefix: m[5]! };
+  return parseCovered(text);
 }
 
 /** The part of a hash kept in `covered`: its last 16 hex digits. */

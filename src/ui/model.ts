@@ -210,6 +210,9 @@ const EVIDENCE_WHY: Readonly<Record<string, string>> = {
   ledger_write_failed: 'the snapshot could not be written to the ledger',
   invalid_attributes: "the span's continuity attributes were malformed",
   unrecoverable: 'the pending boundary could not be recovered after a restart',
+  task_record_unreadable:
+    'the task record is not a regular file (a FIFO, a device, a link to one) or is too large',
+  config_unreadable: 'the configuration file could not be read as one, so no task record was captured',
 };
 
 function evidenceWhy(code: string): { code: string; why: string } {

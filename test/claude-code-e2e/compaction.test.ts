@@ -362,6 +362,12 @@ describe.concurrent('compaction on the real binary', () => {
     async () => {
       const s = await scenario(suite());
       try {
+        // The gate holds the Agent tool itself while writes are held (a tool it does not know:
+        // `gate.unknownTools`, default ask); let it through so the subagent's own calls show.
+        writeFileSync(
+          s.world.file('.continuity/config.json'),
+          `${JSON.stringify({ gate: { unknownTools: 'allow' } })}\n`,
+        );
         const sessionId = await startSession(s);
         await compactManually(s, sessionId, 'keep the plan');
         const agent = (id: string) => ({

@@ -28,9 +28,8 @@ describe('continuity init claude-code', () => {
         cwd: world.project,
       });
       expect(first.status, first.stderr).toBe(EXIT.ok);
-      expect(first.stdout).toContain(
-        '.claude/settings.json: added PreToolUse (matcher Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell), timeout 5 s',
-      );
+      expect(first.stdout).toContain('.claude/settings.json: added PreToolUse (matcher *), timeout 5 s');
+      expect(first.stdout).toContain('.claude/settings.json: added PreSkillShellCommand, timeout 5 s');
       expect(first.stdout).toContain('.claude/settings.json: kept 1 hook group(s) of your own');
       expect(first.stdout).toContain('.continuity/task.json: created from the template');
       const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
@@ -39,8 +38,13 @@ describe('continuity init claude-code', () => {
       expect(settings.hooks.PostToolUse[1].hooks[0].command).toBe(
         'node /opt/ac/bin/continuity.js hook claude-code',
       );
+      // The gate's events block when the hook fails (a hang past the timeout); the others never do.
+      expect(settings.hooks.PreToolUse[0].hooks[0].onFailure).toBe('block');
+      expect(settings.hooks.PreSkillShellCommand[0].hooks[0].onFailure).toBe('block');
+      expect(settings.hooks.PreCompact[0].hooks[0].onFailure).toBeUndefined();
       for (const event of [
         'PreToolUse',
+        'PreSkillShellCommand',
         'PreCompact',
         'PostCompact',
         'SessionStart',

@@ -5,7 +5,16 @@
  */
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,10 +94,15 @@ export function makeWorld(endpoint: string, extraEnv: NodeJS.ProcessEnv = {}): W
   const project = join(root, 'project');
   const state = join(root, 'state');
   mkdirSync(project, { recursive: true });
+  // `continuity` on PATH as `npm link` puts it: a link to this checkout's bin.
+  const bin = join(root, 'bin');
+  mkdirSync(bin);
+  symlinkSync(BIN, join(bin, 'continuity'));
   const base: NodeJS.ProcessEnv = {};
   // Nothing from the developer's environment leaks into the children: no OTEL_*, no CONTINUITY_*.
   for (const k of ['PATH', 'LANG', 'TZ', 'SYSTEMROOT'])
     if (process.env[k] !== undefined) base[k] = process.env[k];
+  base.PATH = `${bin}:${base.PATH ?? ''}`;
   const common = {
     ...base,
     HOME: join(root, 'home'),

@@ -165,10 +165,11 @@ describe('continuity init claude-code', () => {
       const mcp = JSON.parse(readFileSync(join(world.project, '.mcp.json'), 'utf8'));
       expect(mcp).toEqual({
         mcpServers: {
+          // The test world has `continuity` on PATH (a link to this checkout's bin, as npm link makes).
           continuity: {
             type: 'stdio',
-            command: 'node',
-            args: [BIN, 'mcp', '--runtime', 'claude-code'],
+            command: 'continuity',
+            args: ['mcp', '--runtime', 'claude-code'],
             alwaysLoad: true,
           },
         },

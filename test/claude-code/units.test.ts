@@ -257,7 +257,11 @@ describe('settings merge', () => {
     expect(s.hooks.PreToolUse![0]).toEqual(user.hooks.PreToolUse[0]);
     expect(s.hooks.PreToolUse![1]).toEqual({
       matcher: 'Edit|Write|MultiEdit|NotebookEdit|Bash',
-      hooks: [{ type: 'command', command: 'continuity hook claude-code', timeout: 5 }],
+      hooks: [{ type: 'command', command: 'continuity hook claude-code', timeout: 5, onFailure: 'block' }],
+    });
+    // The skill and slash-command shell gate blocks on failure too; a recording hook never does.
+    expect(s.hooks.PreSkillShellCommand![0]).toEqual({
+      hooks: [{ type: 'command', command: 'continuity hook claude-code', timeout: 5, onFailure: 'block' }],
     });
     expect(s.hooks.PreCompact![0]).toEqual({
       hooks: [{ type: 'command', command: 'continuity hook claude-code', timeout: 15 }],
@@ -271,6 +275,22 @@ describe('settings merge', () => {
     expect(second.added).toEqual([]);
     expect(second.alreadyPresent).toHaveLength(regs.length);
     expect(second.settings).toEqual(first.settings);
+  });
+
+  it('gives a gate hook installed before onFailure existed `onFailure: "block"`, and only the gate', () => {
+    const old = {
+      hooks: {
+        PreToolUse: [
+          { matcher: '*', hooks: [{ type: 'command', command: 'continuity hook claude-code', timeout: 5 }] },
+        ],
+        PreCompact: [{ hooks: [{ type: 'command', command: 'continuity hook claude-code', timeout: 15 }] }],
+      },
+    };
+    const merged = mergeHookSettings(old, 'settings.json', 'continuity hook claude-code', regs);
+    const s = merged.settings as { hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>> };
+    expect(s.hooks.PreToolUse![0]!.hooks[0]!.onFailure).toBe('block');
+    expect(s.hooks.PreCompact![0]!.hooks[0]!.onFailure).toBeUndefined();
+    expect(merged.rewritten).toEqual(['PreToolUse']);
   });
 
   it('refuses a settings file of the wrong shape, naming the field', () => {

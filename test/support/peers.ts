@@ -37,6 +37,16 @@ export const PEERS = {
     bin: 'node_modules/@anthropic-ai/claude-code-linux-x64/claude',
   },
   /**
+   * Claude Code 2.1.332, the first line that runs skill and slash-command shell commands
+   * (`!`…``) through the `PreSkillShellCommand` hook instead of `PreToolUse`: the gate's test of
+   * that hook runs it. Kept beside 2.1.328 (the line every other test runs) until the suite moves.
+   */
+  claudeCodeSkillShell: {
+    id: 'claude-code@2.1.332',
+    packages: ['@anthropic-ai/claude-code@2.1.332'],
+    bin: 'node_modules/@anthropic-ai/claude-code-linux-x64/claude',
+  },
+  /**
    * Codex CLI; the native binary (static musl) comes from the platform package. No install
    * scripts: `bin/codex.js` only finds and runs the binary, which the tests run directly.
    */

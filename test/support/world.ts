@@ -5,7 +5,7 @@
  * readers and disposal every world has. Each runtime's harness adds its binary, its home and
  * configuration, and its `init`.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { atTerminal, withApproverKey } from './human.js';
@@ -52,9 +52,9 @@ export function evidenceDirs(
     writeKey(keys.digest);
     writeKey(keys.chain);
   }
-  writeFileSync(join(binDir, 'continuity'), `#!/bin/sh\nexec ${process.execPath} ${BIN} "$@"\n`, {
-    mode: 0o755,
-  });
+  // A link to this checkout's bin, as `npm link` or a global install puts it on PATH: the gate's
+  // restatement exemption trusts `continuity` only when it resolves to this package's binary.
+  symlinkSync(BIN, join(binDir, 'continuity'));
   return {
     state,
     ledger,

@@ -32,10 +32,11 @@ import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '
 import { type AdapterConfig, type ContinuityEnv, loadConfig, resolveEnv } from '../core/config.js';
 import type { CompactedEvent, GateAnswer, TokenCounts, Trigger } from '../core/events.js';
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
-import { decideGate } from '../core/gate.js';
+import { decideGate, type LaunchTrust } from '../core/gate.js';
 import { RESTATE_DESCRIPTION } from '../core/mcp.js';
 import { compactionContext, summaryInstruction, type Voice } from '../core/messages.js';
 import { oneLine } from '../core/process.js';
+import { binPath } from '../core/project.js';
 import { newBoundaryId as coreBoundaryId, systemNow, taskRecordLabel } from '../core/recording.js';
 import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
 import { createMarker, isRecord, markerFile, type StateDir, writeProjectSession } from '../core/state.js';
@@ -129,6 +130,8 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
   private readonly _projectDir: string;
   private readonly _state: StateDir;
   private readonly _voice: Voice;
+  /** What the restatement exemption trusts: this package's own binary. */
+  private readonly _launch: LaunchTrust;
   private readonly _sink;
   private readonly _warn: (line: string) => void;
   private readonly _mcp: boolean;
@@ -146,6 +149,7 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
     this._projectDir = resolve(options.projectDir ?? process.cwd());
     this._state = agentSdkState(this._env.stateRoot);
     this._voice = agentSdkVoice(raw.PATH ?? '');
+    this._launch = { script: binPath(), path: raw.PATH ?? '', execPath: process.execPath };
     this._sink = tracerSink(options.tracerProvider);
     const onWarning = options.onWarning ?? ((l: string) => process.stderr.write(`continuity: ${l}\n`));
     this._warn = (line) => {
@@ -467,6 +471,7 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
       rederive: ledgerRederive(config, this._state, this._label(config)),
       voice: this._voice,
       warn: (l) => this._warn(`PreToolUse: ${l}`),
+      launch: this._launch,
     });
     return this._answer(p.sessionId, answer);
   }

@@ -35,6 +35,11 @@ export interface HookDialect {
   readonly commandTools: ReadonlySet<string>;
   /** Tools that write a file (`tool_input.file_path` / `notebook_path`). */
   readonly fileTools: ReadonlySet<string>;
+  /**
+   * Tools that only read: never gated. When set, any other tool outside the gated list is unknown
+   * to the gate and held while writes are held (`gate.unknownTools`); when not, it passes.
+   */
+  readonly readOnlyTools?: ReadonlySet<string>;
   /** How the restatement request and the gate's reasons name the consequential tools. */
   readonly consequentialTools: string;
   /** The variables the runtime sets: the project directory (hooks) and the session id (hooks and the agent's shell). */
@@ -120,6 +125,67 @@ export const DEFAULT_GATED_TOOLS: readonly string[] = Object.freeze([
   'PowerShell',
 ]);
 
+/**
+ * Claude Code's tools that only read, show or plan (2.1.328 and 2.1.332): never gated. A name
+ * outside this list and {@link DEFAULT_GATED_TOOLS} (an `mcp__*` tool, `Task`/`Agent`, `Skill`,
+ * a tool a later version adds, a lowercase `bash`) is unknown to the gate: while writes are held
+ * it answers the unknown-tool policy (`gate.unknownTools`, default `ask`).
+ */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  'Read',
+  'Glob',
+  'Grep',
+  'LS',
+  'NotebookRead',
+  'WebFetch',
+  'WebSearch',
+  'TodoWrite',
+  'TodoRead',
+  'TaskOutput',
+  'BashOutput',
+  'KillShell',
+  'KillBash',
+  'ExitPlanMode',
+  'EnterPlanMode',
+  'AskUserQuestion',
+  'ListMcpResourcesTool',
+  'ReadMcpResourceTool',
+  'ToolSearch',
+]);
+
+/**
+ * Seconds before Claude Code gives up on each hook (what init writes as `timeout`). The gate must
+ * answer fast (it takes tens of milliseconds; 5 s is a ceiling); PreCompact gets the most room
+ * because it reads the task record and the ledger; a recording hook that times out loses only its
+ * own evidence. Each hook's own deadline is a second below its timeout ({@link hookDeadlineMs}).
+ */
+export const HOOK_TIMEOUT_S: Readonly<Record<string, number>> = Object.freeze({
+  PreToolUse: 5,
+  PreSkillShellCommand: 5,
+  PreCompact: 15,
+  SessionStart: 10,
+  PostCompact: 10,
+  InstructionsLoaded: 10,
+  PostToolUse: 5,
+  UserPromptSubmit: 5,
+  Notification: 5,
+  PermissionRequest: 5,
+  Stop: 5,
+});
+
+/**
+ * The deadline of one hook event, in milliseconds: `configured` (`CONTINUITY_HOOK_DEADLINE_MS`)
+ * but at least a second below the event's timeout, so the hook answers (the gate `ask`) before
+ * Claude Code gives up on it.
+ */
+export function hookDeadlineMs(event: string, configured: number, dialect?: HookDialect): number {
+  // Another dialect's timeouts are its own runtime's (measured per runtime in its docs): the
+  // configured deadline stands there.
+  if (dialect && dialect.runtime !== RUNTIME) return configured;
+  const timeout = (HOOK_TIMEOUT_S[event] ?? 5) * 1000;
+  return Math.max(500, Math.min(configured, timeout - 1000));
+}
+
 /** How the restatement request and the gate's reasons name Claude Code's consequential tools. */
 export const CONSEQUENTIAL_TOOLS =
   'Edit, Write, NotebookEdit, or a Bash or PowerShell command that changes anything';
@@ -138,6 +204,7 @@ export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   gatedTools: DEFAULT_GATED_TOOLS,
   commandTools: new Set(['Bash', 'PowerShell']),
   fileTools: new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']),
+  readOnlyTools: READ_ONLY_TOOLS,
   consequentialTools: CONSEQUENTIAL_TOOLS,
   env: CLAUDE_ENV,
   boundaryPrefix: 'cc',
@@ -165,7 +232,14 @@ export function runtimeEventName(dialect: HookDialect, name: string): string {
 export function toolKind(toolName: string | undefined, dialect: HookDialect = CLAUDE_CODE_DIALECT): ToolKind {
   if (toolName && dialect.commandTools.has(toolName)) return 'command';
   if (toolName && dialect.fileTools.has(toolName)) return 'file_write';
-  return 'other';
+  // A dialect that lists its read-only tools has every other tool unknown to the gate (held while
+  // writes are held); one that does not keeps them ungated.
+  const readOnly = dialect.readOnlyTools;
+  if (!readOnly) return 'other';
+  // The restate tool is not here: the hook lets it through only when the project's .mcp.json
+  // registers it as ours (./hook.ts); an impostor of the same name is unknown, held.
+  if (toolName && readOnly.has(toolName)) return 'read_only';
+  return 'unknown';
 }
 
 /** The environment of a Claude Code hook or of `continuity observe`, resolved once. */

@@ -183,7 +183,7 @@ async function onResumed(run: HookRun): Promise<string> {
   const now = systemNow();
   const state = claudeCodeState(env);
   rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
-  if (p.source !== 'resume') await markFreshSession(state, p.sessionId, now);
+  if (p.source !== 'resume') await markFreshSession(state, p.sessionId, now, config.env.ledgerPath);
   await measureLate(run, now);
   return '';
 }

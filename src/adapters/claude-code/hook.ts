@@ -11,6 +11,7 @@
  * | event | core event | what it does |
  * | --- | --- | --- |
  * | PreToolUse | `tool` | the write gate |
+ * | PreSkillShellCommand (2.1.332+) | `tool` | the write gate, for a skill's or slash command's shell command |
  * | PreCompact | `pre` | pre capture of the task record (pending until confirmed); stdout asks the summarizer to keep the named decisions |
  * | SessionStart (`compact`) | `compacted` | confirms the boundary (ledger + pre span); adds the restatement request to the context |
  * | PostCompact | `compacted` | confirms the boundary if nothing did yet; the summary is never read |
@@ -42,6 +43,7 @@ import type { ToolEvent } from '../core/events.js';
 import { decideGate } from '../core/gate.js';
 import { MCP_RESTATE_TOOL_NAME } from '../core/mcp-names.js';
 import {
+  armWatchdog,
   type HookIo,
   headField,
   payloadHead,
@@ -60,6 +62,7 @@ import {
   claudeCodeVoice,
   claudeEventName,
   type HookDialect,
+  hookDeadlineMs,
   loadClaudeCodeConfig,
   resolveClaudeCodeEnv,
   resolveProjectDir,
@@ -72,6 +75,14 @@ export type { HookIo } from '../core/process.js';
 export { MAX_PAYLOAD_BYTES, processIo, readAll, readStdin } from '../core/process.js';
 
 // ── Input ─────────────────────────────────────────────────────────────────────────────────────
+/**
+ * The events the write gate answers: `PreToolUse`, and `PreSkillShellCommand` (Claude Code
+ * 2.1.332 and later), which a skill's or a slash command's shell command (``!`…` ``) fires
+ * instead of `PreToolUse`, with the same `tool_name` (`Bash`, `PowerShell`) and
+ * `tool_input.command`. Its `allow` adds nothing; `deny` and `ask` keep the command from running.
+ */
+export const GATE_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PreSkillShellCommand']);
+
 /** What the adapter keeps from a hook's input. */
 export interface HookPayload {
   event: string;
@@ -131,7 +142,7 @@ export function toPayload(parsed: unknown, dialect: HookDialect = CLAUDE_CODE_DI
   if (agentId) p.agentId = agentId;
   const agentType = stringField(raw, 'agent_type', 256);
   if (agentType !== undefined) p.agentType = agentType;
-  if (p.event === 'PreToolUse' && isRecord(raw.tool_input)) {
+  if (GATE_EVENTS.has(p.event) && isRecord(raw.tool_input)) {
     const input = raw.tool_input;
     if (typeof input.command === 'string') p.command = input.command;
     // Any length: a long path can still resolve to a short one (`./././…`), so none is skipped.
@@ -265,18 +276,51 @@ export function runClaudeCodeHook(
     }
     const p = parsed.payload;
     const env = resolveClaudeCodeEnv(io.env, io.script, dialect);
+    const gateEvent = GATE_EVENTS.has(p.event);
+    const deadline = hookDeadlineMs(p.event, env.core.hookDeadlineMs, dialect);
+    // Past its deadline the gate asks and a recording hook answers nothing, and the process exits:
+    // Claude Code never sees a hook of ours time out (and `onFailure: "block"` on the gate's
+    // registration blocks the tool if one ever does).
+    armWatchdog(
+      io,
+      deadline,
+      () =>
+        gateEvent
+          ? gateOutput({ verdict: 'ask', code: 'gate_failed', reason: GATE_TIMED_OUT }, dialect, p.event)
+          : '',
+      `hook ${name}: ${p.event}: gave up after ${deadline} ms${gateEvent ? '; asking' : ' so the agent is not held up'}`,
+    );
     const projectDir = resolveProjectDir(env, p.cwd);
     const { config, warnings } = loadClaudeCodeConfig(projectDir, env);
     if (warnings.length > 0) warn(`config: ${warnings.join('; ')}`);
 
     // A runtime with no post-compaction hook: a pending pre is confirmed from the session's event
     // log by the next hook of the session, before the gate answers (the slow path, only then).
+    let confirmed = true;
     if (dialect.compactionEvidence && readGateState(claudeCodeState(env), p.sessionId)?.track?.pending) {
       const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
-      const confirming = import('./handlers.js').then((h) => h.confirmFromLog(run, io.env));
-      await withinHookDeadline(confirming, env.core.hookDeadlineMs, p.event, warn);
+      confirmed = false;
+      const confirming = import('./handlers.js')
+        .then((h) => h.confirmFromLog(run, io.env))
+        .then((out) => {
+          confirmed = true;
+          return out;
+        });
+      await withinHookDeadline(confirming, deadline - 250, p.event, warn);
     }
-    if (p.event === 'PreToolUse') {
+    if (gateEvent && !confirmed) {
+      // A compaction may have completed that could not be confirmed in time: the cache does not
+      // know it yet, so what it says is no verdict. Never allow on it.
+      io.stdout.write(
+        gateOutput(
+          { verdict: 'ask', code: 'state_unknown', reason: COMPACTION_UNCONFIRMED },
+          dialect,
+          p.event,
+        ),
+      );
+      return;
+    }
+    if (gateEvent) {
       // Restating is how a held agent gets going again, also where every tool is gated (`*`): the
       // restate tool of the server the project's .mcp.json registers as ours is never held.
       if (
@@ -294,8 +338,9 @@ export function runClaudeCodeHook(
           return claudeCodeVoice(env);
         },
         warn,
+        launch: { script: io.script, path: env.path, execPath: process.execPath },
       });
-      io.stdout.write(gateOutput(answer, dialect));
+      io.stdout.write(gateOutput(answer, dialect, p.event));
       return;
     }
     if (p.event === 'PostToolUse') {
@@ -333,7 +378,7 @@ export function runClaudeCodeHook(
     }
     const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
     const handled = import('./handlers.js').then((h) => h.handle(run, activity));
-    const out = await withinHookDeadline(handled, env.core.hookDeadlineMs, p.event, warn);
+    const out = await withinHookDeadline(handled, deadline - 250, p.event, warn);
     if (out) io.stdout.write(out);
   });
 }
@@ -350,14 +395,23 @@ export function toolEventOf(p: HookPayload, dialect: HookDialect = CLAUDE_CODE_D
   };
 }
 
+/** The reason of a gate whose session's pending compaction could not be confirmed in time. */
+const COMPACTION_UNCONFIRMED =
+  'The continuity gate asks a human first: a compaction of this session may have completed, and it could not be confirmed in time, so the gate cannot tell whether writes are held.';
+
+/** The reason of a gate that ran out of its own deadline (inline: the messages may be what hangs). */
+const GATE_TIMED_OUT =
+  'The continuity gate asks a human first: it ran out of time while inspecting this tool call, so it cannot tell whether it is safe.';
+
 /**
- * The hook output for a gate answer: the documented `PreToolUse` JSON (or, for a dialect that
- * reads a top-level `decision`, `{ decision: "deny", reason }` for `deny` and `ask` alike), or
- * nothing for `allow`.
+ * The hook output for a gate answer: the documented JSON of `event` (`PreToolUse`, or
+ * `PreSkillShellCommand`, whose output has the same fields; for a dialect that reads a top-level
+ * `decision`, `{ decision: "deny", reason }` for `deny` and `ask` alike), or nothing for `allow`.
  */
 export function gateOutput(
   answer: import('../core/events.js').GateAnswer,
   dialect: HookDialect = CLAUDE_CODE_DIALECT,
+  event = 'PreToolUse',
 ): string {
   if (answer.verdict === 'allow') return '';
   if (dialect.gateAnswer === 'decision') {
@@ -367,7 +421,7 @@ export function gateOutput(
   }
   return `${JSON.stringify({
     hookSpecificOutput: {
-      hookEventName: 'PreToolUse',
+      hookEventName: event,
       permissionDecision: answer.verdict,
       permissionDecisionReason: answer.reason,
     },

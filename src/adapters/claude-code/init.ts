@@ -33,6 +33,7 @@ import { ensureDir, isRecord, readJsonFile, writeFileAtomic } from '../core/stat
 import {
   CLAUDE_CODE_DIALECT,
   type ClaudeCodeEnv,
+  HOOK_TIMEOUT_S,
   type HookDialect,
   onPath,
   resolveClaudeCodeEnv,
@@ -65,42 +66,59 @@ export interface HookRegistration {
   timeout: number;
   /** Why it is there (printed by init). */
   purpose: string;
+  /** `block` on the gate's events: a failed or timed-out hook blocks the tool. */
+  onFailure?: 'block';
 }
 
 /**
- * The registrations, with sensible timeouts: the gate must answer fast (5 s is a ceiling, it
- * takes tens of milliseconds); PreCompact gets the most room because it reads the task record and
- * the ledger, and a hook that times out only loses its own evidence.
+ * The registrations, with the timeouts of {@link HOOK_TIMEOUT_S}. The gate's two events carry
+ * `onFailure: "block"`: if the gate ever fails to answer (a hang past its timeout, a crash), the
+ * tool or the skill's shell command does not run. The recording hooks keep Claude Code's default
+ * (`continue`): a failure there loses only its own evidence and never blocks compaction.
+ * `PreSkillShellCommand` is Claude Code 2.1.332's; earlier versions ignore the key.
  */
 export function hookRegistrations(gateMatcher: string): HookRegistration[] {
+  const t = HOOK_TIMEOUT_S;
   return [
-    { event: 'PreToolUse', matcher: gateMatcher, timeout: 5, purpose: 'write gate' },
+    {
+      event: 'PreToolUse',
+      matcher: gateMatcher,
+      timeout: t.PreToolUse!,
+      purpose: 'write gate',
+      onFailure: 'block',
+    },
+    {
+      event: 'PreSkillShellCommand',
+      timeout: t.PreSkillShellCommand!,
+      purpose: "write gate for skills' and slash commands' shell commands (Claude Code 2.1.332+)",
+      onFailure: 'block',
+    },
     {
       event: 'PreCompact',
-      timeout: 15,
+      timeout: t.PreCompact!,
       purpose: 'pre capture of the task record; asks the summary to keep the decisions',
     },
     {
       event: 'SessionStart',
-      timeout: 10,
+      timeout: t.SessionStart!,
       purpose: 'current session; confirms a compaction and asks for the restatement',
     },
-    { event: 'PostCompact', timeout: 10, purpose: 'confirms a compaction' },
+    { event: 'PostCompact', timeout: t.PostCompact!, purpose: 'confirms a compaction' },
     {
       event: 'InstructionsLoaded',
       matcher: 'compact',
-      timeout: 10,
+      timeout: t.InstructionsLoaded!,
       purpose: 'confirms a compaction',
     },
-    { event: 'PostToolUse', matcher: '*', timeout: 5, purpose: 'activity: working' },
-    { event: 'UserPromptSubmit', timeout: 5, purpose: 'activity: working' },
+    { event: 'PostToolUse', matcher: '*', timeout: t.PostToolUse!, purpose: 'activity: working' },
+    { event: 'UserPromptSubmit', timeout: t.UserPromptSubmit!, purpose: 'activity: working' },
     {
       event: 'Notification',
-      timeout: 5,
+      timeout: t.Notification!,
       purpose: 'activity: waiting_human (permission, idle and input prompts)',
     },
-    { event: 'PermissionRequest', timeout: 5, purpose: 'activity: waiting_human' },
-    { event: 'Stop', timeout: 5, purpose: 'activity: idle' },
+    { event: 'PermissionRequest', timeout: t.PermissionRequest!, purpose: 'activity: waiting_human' },
+    { event: 'Stop', timeout: t.Stop!, purpose: 'activity: idle' },
   ];
 }
 
@@ -338,7 +356,7 @@ export interface InitOptions {
   settings?: string;
   /** Launcher of the hook command, e.g. `node /path/to/bin/continuity.js`; rewrites ours when it differs. */
   command?: string;
-  /** Tools the gate checks (the PreToolUse matcher). Default Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell. */
+  /** Tools that reach the gate (the PreToolUse matcher). Default `*`: every tool (the gate lets reads through). */
   gateMatcher?: string;
   /** Take out exactly what init added. */
   remove?: boolean;
@@ -420,11 +438,19 @@ function install(options: InitOptions, t: Target): string[] {
   const launcherText = hookLauncher(explicit, onPathNow);
   const { runtime } = env.dialect;
   const command = `${launcherText} hook ${runtime}`;
-  const gateMatcher = options.gateMatcher ?? env.dialect.gatedTools.join('|');
+  // Every tool reaches Claude Code's gate: the ones it does not know get its unknown-tool policy.
+  // A dialect without a read-only list keeps its gated tools as the matcher.
+  const gateMatcher =
+    options.gateMatcher ?? (env.dialect.readOnlyTools ? '*' : env.dialect.gatedTools.join('|'));
   const events = env.dialect.events;
+  // `PreSkillShellCommand` and `onFailure` are Claude Code's (2.1.332, 2.1.328): another dialect
+  // gets neither, so a runtime that validates its hook settings never sees a key it does not know.
+  const claude = env.dialect.runtime === CLAUDE_CODE_DIALECT.runtime;
   const scale = env.dialect.timeoutScale ?? 1;
   const registrations = hookRegistrations(gateMatcher)
     .filter((r) => !events || events.has(r.event))
+    .filter((r) => claude || r.event !== 'PreSkillShellCommand')
+    .map((r) => (claude || !r.onFailure ? r : { ...r, onFailure: undefined }))
     .map((r) => ({ ...r, event: runtimeEventName(env.dialect, r.event), timeout: r.timeout * scale }));
   const seeded =
     t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };

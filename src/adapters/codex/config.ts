@@ -34,7 +34,9 @@ export const DEFAULT_GATED_TOOLS: readonly string[] = Object.freeze(['Bash', 'ap
 export function toolKind(toolName: string | undefined): ToolKind {
   if (toolName === 'Bash') return 'command';
   if (toolName === 'apply_patch') return 'file_write';
-  return 'other';
+  // Anything else reaching the hook (an MCP tool; only with a matcher wider than init's) is not
+  // known to the gate: the unknown-tool policy holds it while writes are held.
+  return 'unknown';
 }
 
 /** How the restatement request and the gate's reasons name Codex's consequential tools. */

@@ -163,7 +163,7 @@ async function onResumed(run: HookRun): Promise<string> {
   const state = codexState(env);
   rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   if (p.source !== 'resume') {
-    await markFreshSession(state, p.sessionId, now);
+    await markFreshSession(state, p.sessionId, now, run.config.env.ledgerPath);
     return sessionStartOutput([summarizerContext(config)]);
   }
   let gs = readGateState(state, p.sessionId);

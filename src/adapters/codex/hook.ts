@@ -29,6 +29,7 @@ import type { AdapterConfig } from '../core/config.js';
 import type { GateAnswer, GateCode, ToolEvent } from '../core/events.js';
 import { decideGate, type GateContext } from '../core/gate.js';
 import {
+  armWatchdog,
   type HookIo,
   headField,
   payloadHead,
@@ -187,6 +188,10 @@ export function gateOutput(answer: GateAnswer): string {
   })}\n`;
 }
 
+/** The reason of a gate that ran out of its own deadline (inline: the messages may be what hangs). */
+const GATE_TIMED_OUT =
+  'The continuity gate ran out of time while inspecting this tool call, so it cannot tell whether it is safe.';
+
 // ── Dispatch ──────────────────────────────────────────────────────────────────────────────────
 const RECORDING_EVENTS = new Set(['PreCompact', 'PostCompact', 'SessionStart']);
 
@@ -211,6 +216,18 @@ export function runCodexHook(io: HookIo = processIo()): Promise<number> {
     }
     const p = parsed.payload;
     const env = resolveCodexEnv(io.env, io.script);
+    // The hook's own deadline (Codex gives every hook 30 s, init's registrations): past it the gate
+    // stops the call and a recording hook answers nothing, and the process exits.
+    const deadline = env.core.hookDeadlineMs;
+    armWatchdog(
+      io,
+      deadline,
+      () =>
+        p.event === 'PreToolUse'
+          ? gateOutput({ verdict: 'ask', code: 'gate_failed', reason: GATE_TIMED_OUT })
+          : '',
+      `hook codex: ${p.event}: gave up after ${deadline} ms`,
+    );
     const projectDir = findProjectDir(env, p.cwd);
     if (!projectDir) return; // not a continuity project
     const { config, warnings } = loadCodexConfig(projectDir, env);
@@ -226,6 +243,7 @@ export function runCodexHook(io: HookIo = processIo()): Promise<number> {
           return codexVoice(env);
         },
         warn,
+        launch: { script: io.script, path: env.path, execPath: env.execPath },
       });
       io.stdout.write(gateOutput(answer));
       return;
@@ -239,7 +257,7 @@ export function runCodexHook(io: HookIo = processIo()): Promise<number> {
     }
     const run: HookRun = { payload: p, local: parsed.local, config, env, warn };
     const handled = import('./handlers.js').then((h) => h.handle(run, activity));
-    const out = await withinHookDeadline(handled, env.core.hookDeadlineMs, p.event, warn);
+    const out = await withinHookDeadline(handled, deadline - 250, p.event, warn);
     if (out) io.stdout.write(out);
   });
 }

@@ -45,6 +45,11 @@ export const ADAPTER_EVIDENCE_REASONS = {
   stateUnavailable: 'state_unavailable',
   /** Taking the pre capture failed unexpectedly. */
   captureFailed: EVIDENCE_MISSING_REASONS.captureFailed,
+  /**
+   * The configuration file exists but could not be read as one (a FIFO, a device, a link to one,
+   * too large, not a JSON object): which task record it names is unknown, so none is captured.
+   */
+  configUnreadable: 'config_unreadable',
 } as const;
 
 /**
@@ -126,6 +131,10 @@ export function capturePre(input: PreCaptureInput, warn: (line: string) => void)
 
 function takeCapture(input: PreCaptureInput, warn: (line: string) => void): PreCapture {
   const { config, label, now } = input;
+  if (config.configProblem) {
+    warn(`no pre snapshot: ${config.configProblem}`);
+    return { ok: false, capturedAt: now, reason: ADAPTER_EVIDENCE_REASONS.configUnreadable, names: [] };
+  }
   const r = digestTaskRecord(config.taskRecordPath, label, now, () =>
     loadDigestKey({ env: config.env.vars }),
   );

@@ -25,7 +25,7 @@ import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../clas
 import type { ExportSpan } from '../../export/spans.js';
 import { defaultStateDir } from '../../ledger/state-home.js';
 import type { GateVerdict } from './events.js';
-import { isRecord, readJsonFile } from './state.js';
+import { isRecord, readJsonState } from './state.js';
 
 // ── Environment ───────────────────────────────────────────────────────────────────────────────
 /** Environment variables read by every adapter, defined once (the exporter's are in `src/export/config.ts`). */
@@ -38,6 +38,7 @@ export const ENV = {
   taskRecord: 'CONTINUITY_TASK_RECORD',
   gateTools: 'CONTINUITY_GATE_TOOLS',
   gatePolicy: 'CONTINUITY_GATE_POLICY',
+  gateUnknownTools: 'CONTINUITY_GATE_UNKNOWN_TOOLS',
   hookDeadline: 'CONTINUITY_HOOK_DEADLINE_MS',
 } as const;
 
@@ -60,6 +61,7 @@ export interface ContinuityEnv {
   readonly taskRecord?: string;
   readonly gateTools?: string;
   readonly gatePolicy?: string;
+  readonly gateUnknownTools?: string;
   /** Most milliseconds a recording hook may take. */
   readonly hookDeadlineMs: number;
   /** The variables the shared loaders (exporter, key files, ledger path) read, frozen. */
@@ -88,6 +90,7 @@ export function resolveEnv(env: NodeJS.ProcessEnv): ContinuityEnv {
     ...(opt(ENV.taskRecord) && { taskRecord: env[ENV.taskRecord]! }),
     ...(env[ENV.gateTools] !== undefined && { gateTools: env[ENV.gateTools]! }),
     ...(env[ENV.gatePolicy] !== undefined && { gatePolicy: env[ENV.gatePolicy]! }),
+    ...(env[ENV.gateUnknownTools] !== undefined && { gateUnknownTools: env[ENV.gateUnknownTools]! }),
     hookDeadlineMs: deadline > 0 ? deadline : DEFAULT_HOOK_DEADLINE_MS,
     vars: Object.freeze(vars),
   });
@@ -163,6 +166,12 @@ export interface GateConfig {
    * human before the agent writes `.continuity/`. Default true.
    */
   protectContinuityFiles: boolean;
+  /**
+   * What the gate answers, while writes are held, for a tool the runtime's adapter does not know
+   * (an MCP tool, a subagent, a tool a later version adds) and the configuration does not list.
+   * Default `ask`. With no boundary held, such a tool passes.
+   */
+  unknownTools: GateVerdict;
 }
 
 /** The configuration file's `export` section as read (unvalidated), and how warnings name it. */
@@ -193,6 +202,13 @@ export interface AdapterConfig {
   spanSink?: SpanSink;
   /** The environment, resolved once. */
   env: ContinuityEnv;
+  /**
+   * Set when the configuration file exists but could not be read as one (a FIFO, a device, a
+   * link to one, larger than its bound, not a JSON object): what it says is unknown, so the gate
+   * asks for every tool that could change anything and a pre capture is recorded as evidence
+   * missing (`config_unreadable`). The defaults fill the rest.
+   */
+  configProblem?: string;
 }
 
 /**
@@ -200,6 +216,17 @@ export interface AdapterConfig {
  * them (the exporter then sends them as usual). Must not throw; a throw counts as false.
  */
 export type SpanSink = (spans: readonly ExportSpan[]) => boolean | Promise<boolean>;
+
+/** Most bytes of a configuration file. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+const CONFIG_PROBLEMS: Readonly<Record<string, string>> = {
+  not_regular: 'not a regular file (a FIFO, device or socket, or a link to one)',
+  link: 'a symbolic link loop',
+  too_large: `larger than ${MAX_CONFIG_BYTES} bytes`,
+  unreadable: 'cannot be read',
+  invalid_json: 'not valid JSON',
+};
 
 /** A resolved configuration and what was wrong with the input (each already replaced by a default). */
 export interface LoadedConfig {
@@ -272,13 +299,18 @@ export interface ConfigDefaults {
 export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: ConfigDefaults): LoadedConfig {
   const warnings: string[] = [];
   const file = env.configFile ?? join(projectDir, DEFAULT_CONFIG_FILE);
-  const raw = readJsonFile(file);
+  // A link is followed (a user may keep the file elsewhere), but only a regular file is read.
+  const read = readJsonState(file, MAX_CONFIG_BYTES, true);
   const fileLabel = env.configFile ? ENV.config : DEFAULT_CONFIG_FILE;
   let doc: Record<string, unknown> = {};
-  if (raw !== undefined) {
-    if (isRecord(raw)) doc = raw;
-    else warnings.push(`${fileLabel}: expected a JSON object; using defaults`);
+  let configProblem: string | undefined;
+  if (read.kind === 'unreadable') {
+    configProblem = `${fileLabel}: ${CONFIG_PROBLEMS[read.problem]}`;
+  } else if (read.kind === 'value') {
+    if (isRecord(read.value)) doc = read.value;
+    else configProblem = `${fileLabel}: expected a JSON object`;
   }
+  if (configProblem) warnings.push(`${configProblem}; the gate asks until it is fixed`);
   const gateRaw = isRecord(doc.gate) ? doc.gate : {};
   const exportRaw = isRecord(doc.export) ? doc.export : {};
 
@@ -296,6 +328,13 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
     ...readPolicy(gateRaw.policy, `${fileLabel}.gate.policy`, warnings),
     ...(env.gatePolicy !== undefined ? readPolicy(env.gatePolicy, ENV.gatePolicy, warnings) : {}),
   };
+  let unknownTools: GateVerdict = 'ask';
+  const unknownRaw = env.gateUnknownTools ?? gateRaw.unknownTools;
+  const unknownSource =
+    env.gateUnknownTools !== undefined ? ENV.gateUnknownTools : `${fileLabel}.gate.unknownTools`;
+  if (isGateVerdict(unknownRaw)) unknownTools = unknownRaw;
+  else if (unknownRaw !== undefined)
+    warnings.push(`${unknownSource}: expected allow, ask or deny; using ask`);
   let protectContinuityFiles = true;
   if (typeof gateRaw.protectContinuityFiles === 'boolean') {
     protectContinuityFiles = gateRaw.protectContinuityFiles;
@@ -308,9 +347,10 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
       runtime: defaults.runtime,
       projectDir,
       taskRecordPath,
-      gate: { tools, policy, protectContinuityFiles },
+      gate: { tools, policy, protectContinuityFiles, unknownTools },
       exportFile: { values: exportRaw, label: `${fileLabel}.export` },
       env,
+      ...(configProblem ? { configProblem } : {}),
     },
     warnings,
   };

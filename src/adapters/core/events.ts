@@ -75,8 +75,15 @@ export type ToolKind =
   | 'command'
   /** Writes or edits a file: the target path is inspected. */
   | 'file_write'
-  /** Anything else the adapter still wants gated (by name, from the configuration). */
-  | 'other';
+  /** A tool of the runtime's that only reads (Read, Grep, …): never gated. */
+  | 'read_only'
+  /** A tool the runtime's adapter knows and the configuration may still gate by name. */
+  | 'other'
+  /**
+   * A tool the runtime's adapter does not know (an MCP tool, a subagent, a tool added by a later
+   * version): while writes are held the gate answers its unknown-tool policy (default `ask`).
+   */
+  | 'unknown';
 
 /** A tool is about to run. */
 export interface ToolEvent {
@@ -136,4 +143,10 @@ export type GateCode =
   /** The gate failed on its way to a verdict (an error it did not expect): it asks. */
   | 'gate_failed'
   | 'state_allows'
-  | 'state_blocks';
+  | 'state_blocks'
+  /** A tool the gate does not know, while writes are held: the unknown-tool policy. */
+  | 'unknown_tool_held'
+  /** The configuration file could not be read as one: the gate asks for anything but a read. */
+  | 'config_unreadable'
+  /** A protected file has another name (a hard link), or the target is one: never without a human. */
+  | 'hard_link_ask';

@@ -180,6 +180,9 @@ export function ledgerRederive(
     // An id the ledger could not hold has no boundary: the recording hooks refuse to store it.
     if (!OPAQUE_ID_PATTERN.test(sessionId)) return { v: 2, sessionId, boundary: null, updatedAt: now };
     const ledgerPath = config.env.ledgerPath;
+    // The ledger's identity and size before the read: an append during it makes the mark stale
+    // (the next call reads again), never newer than what was read.
+    const id = ledgerIdentity(ledgerPath, sessionId);
     const ev = readLatestBoundary(ledgerPath, sessionId) ?? undefined;
     const kept = cached?.boundary;
     const store = async (b: GateBoundary | null): Promise<GateState> => {
@@ -188,7 +191,7 @@ export function ledgerRederive(
         return await withSessionLock(state, sessionId, () => {
           const again = readGateState(state, sessionId);
           if (again?.boundary) return again;
-          return writeGateState(state, sessionId, null, now, again?.track);
+          return writeGateState(state, sessionId, null, now, again?.track, id);
         });
       } catch (e) {
         warn?.(`gate cache not updated (${(e as Error).message.split('\n')[0]}); answering from the ledger`);
@@ -204,7 +207,6 @@ export function ledgerRederive(
     }
     if (kept && kept.id !== ev.boundaryId && !isHealthy(kept.state)) return cached;
     const b = gateBoundaryOf(ev, classifyEvidence(ev), taskRecordNames(config, label));
-    const id = ledgerIdentity(ledgerPath);
     if (id) b.ledgerId = id;
     return store(b);
   };

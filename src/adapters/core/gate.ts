@@ -37,18 +37,19 @@
  * means (docs/security.md); the runtime's own protection (permission rules, a sandbox) and the
  * ledger's chain key make up the rest.
  */
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdapterConfig } from './config.js';
-import { PROJECT_STATE_DIR, policyVerdict } from './config.js';
+import { DEFAULT_CONFIG_FILE, PROJECT_STATE_DIR, policyVerdict } from './config.js';
 import type { GateAnswer, GateCode, GateVerdict, ToolEvent } from './events.js';
 import type { Voice } from './messages.js';
 import { readShell, type ShellWord } from './shell.js';
 import {
+  cacheReplaceable,
   type GateBoundary,
   type GateState,
   isHealthy,
-  ledgerIdentity,
+  ledgerUnchangedFor,
   readGateState,
   type StateDir,
 } from './state.js';
@@ -123,6 +124,9 @@ function isPlainWords(line: string): boolean {
     }
     if (ch === "'" || ch === '"') quote = ch;
     else if (';&|<>$`()\\\n\r'.includes(ch)) return false;
+    // Brace expansion (`{--ledger,x}`), globs (a file named `--ledger=x` matched by `*`) and `~`
+    // make words the text does not show: an option could appear after the check.
+    else if ('{}*?[]~'.includes(ch)) return false;
   }
   return quote === null;
 }
@@ -145,7 +149,7 @@ function onlyReadonlyOptions(words: readonly ShellWord[]): boolean {
  * project, optionally fed by one quoted here-document (`<<'EOF'` … `EOF`, whose body the shell
  * does not expand), and nothing else.
  */
-export function isContinuityReadonly(command: string): boolean {
+export function isContinuityReadonly(command: string, launch?: LaunchTrust): boolean {
   const text = command.replace(/\s+$/, '');
   const newline = text.indexOf('\n');
   const first = newline === -1 ? text : text.slice(0, newline);
@@ -163,7 +167,71 @@ export function isContinuityReadonly(command: string): boolean {
   }
   if (!READONLY_HEAD.test(words) || !isPlainWords(words)) return false;
   const read = readShell(words);
-  return read.commands.length === 1 && onlyReadonlyOptions(read.commands[0]!);
+  if (read.commands.length !== 1 || !onlyReadonlyOptions(read.commands[0]!)) return false;
+  return launch === undefined || runsOwnBinary(read.commands[0]!, launch);
+}
+
+// ── The exempt command's program ──────────────────────────────────────────────────────────────
+/**
+ * What the exemption trusts as "this package's `continuity`": the hook's own script (what the
+ * runtime started: `bin/continuity.js`, or a link to it on PATH), the PATH it resolves bare
+ * names on, and this Node.
+ */
+export interface LaunchTrust {
+  /** The script this hook process runs (`process.argv[1]`); undefined: nothing is trusted. */
+  script: string | undefined;
+  /** The PATH bare `continuity` and `node` are looked up on (the hook's). */
+  path: string;
+  /** This Node's executable (`process.execPath`). */
+  execPath: string;
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The real path of the first executable `name` on `path`, or undefined. */
+function realOnPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(':')) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const real = realOrUndefined(join(dir, name));
+    if (real && statSync(real, { throwIfNoEntry: false })?.isFile()) return real;
+  }
+  return undefined;
+}
+
+/**
+ * True when the simple command runs exactly this package's binary: bare `continuity` when it
+ * resolves on PATH to this hook's own script, an absolute path that resolves to it, or this Node
+ * (bare `node` resolving to it, or its absolute path) running an absolute path that resolves to
+ * it. Never a relative path (`./continuity`, `node ./continuity.js`: a prepared script in the
+ * working directory), never a program of the same name elsewhere (`/tmp/x/continuity`).
+ */
+function runsOwnBinary(words: readonly ShellWord[], launch: LaunchTrust): boolean {
+  const self = launch.script && isAbsolute(launch.script) ? realOrUndefined(launch.script) : undefined;
+  if (!self) return false;
+  const w = words.filter((x) => !x.redirect).map((x) => x.text);
+  const [program, script] = w;
+  if (program === undefined) return false;
+  const resolveProgram = (word: string) =>
+    isAbsolute(word) ? realOrUndefined(word) : word.includes('/') ? undefined : realOnPath(word, launch.path);
+  if (basename(program) === 'node') {
+    // Bare `node` is the one on the hook's PATH; an absolute one must be that one or this Node.
+    const node = resolveProgram(program);
+    const nodes = [realOnPath('node', launch.path), realOrUndefined(launch.execPath)];
+    return (
+      node !== undefined &&
+      nodes.includes(node) &&
+      script !== undefined &&
+      isAbsolute(script) &&
+      realOrUndefined(script) === self
+    );
+  }
+  return resolveProgram(program) === self;
 }
 
 // Words that may stand before a simple command's program without being it.
@@ -262,7 +330,7 @@ interface BashFindings {
   runtimeChosen: boolean;
 }
 
-function bashFindings(command: string, paths: ProtectedPaths): BashFindings {
+function bashFindings(command: string, paths: ProtectedPaths, launch?: LaunchTrust): BashFindings {
   const read = readShell(command);
   const runtimeChosen = read.uncertain || read.commands.some(chosenAtRunTime);
   const found = (kind: BashFindings['kind']) => ({ kind, runtimeChosen });
@@ -287,15 +355,23 @@ function bashFindings(command: string, paths: ProtectedPaths): BashFindings {
   ) {
     return found('touches_evidence');
   }
-  if (isContinuityReadonly(command)) return { kind: 'continuity_readonly', runtimeChosen: false };
+  if (isContinuityReadonly(command, launch)) return { kind: 'continuity_readonly', runtimeChosen: false };
   const taskRecord = /(?:^|[\s'"=/])\.continuity(?:\/|\s|$|['"])/;
   if (taskRecord.test(command) || taskRecord.test(unquoted)) return found('touches_task_record');
   return found('other');
 }
 
-/** Classifies a Bash command for the gate. */
-export function inspectBashCommand(command: string, paths: ProtectedPaths): BashCommandKind {
-  const f = bashFindings(command, paths);
+/**
+ * Classifies a Bash command for the gate. With `launch`, `continuity_readonly` also needs the
+ * command's program to be this package's own binary ({@link LaunchTrust}); without it the
+ * classification reads the text only (the gate always passes it).
+ */
+export function inspectBashCommand(
+  command: string,
+  paths: ProtectedPaths,
+  launch?: LaunchTrust,
+): BashCommandKind {
+  const f = bashFindings(command, paths, launch);
   return f.kind === 'other' && f.runtimeChosen ? 'runtime_chosen' : f.kind;
 }
 
@@ -346,6 +422,80 @@ export function inspectTargetPath(
   return 'other';
 }
 
+// ── Hard links ────────────────────────────────────────────────────────────────────────────────
+/** A protected file's identity on disk, and what touching it means. */
+interface ProtectedInode {
+  dev: number;
+  ino: number;
+  nlink: number;
+  /** `evidence` (ledger, its head, keys): denied; `task_record` (task record, configuration): asked. */
+  what: 'evidence' | 'task_record';
+}
+
+/**
+ * The files the guard knows by their inode as well as by their path: the configuration, the task
+ * record, the ledger and its head, the key files. A hard link is the same inode under another
+ * name, which no path comparison sees; the inode and its link count do.
+ */
+function protectedInodes(config: AdapterConfig): ProtectedInode[] {
+  const e = config.env;
+  const files: Array<[string, ProtectedInode['what']]> = [
+    [e.configFile ?? join(config.projectDir, DEFAULT_CONFIG_FILE), 'task_record'],
+    [config.taskRecordPath, 'task_record'],
+    [e.ledgerPath, 'evidence'],
+    [`${e.ledgerPath}.head`, 'evidence'],
+  ];
+  if (e.digestKeyFile) files.push([e.digestKeyFile, 'evidence']);
+  if (e.chainKeyFile) files.push([e.chainKeyFile, 'evidence']);
+  const out: ProtectedInode[] = [];
+  for (const [path, what] of files) {
+    const st = statOf(path);
+    if (st?.isFile()) out.push({ dev: st.dev, ino: st.ino, nlink: st.nlink, what });
+  }
+  return out;
+}
+
+/** `stat` of `path`, links followed; undefined when it cannot be had (missing, a parent not a directory, …). */
+function statOf(path: string): import('node:fs').Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Most words of a command whose files the hard-link guard looks up. */
+const MAX_WORDS_STATTED = 64;
+
+/**
+ * What the hard-link guard finds: a target that is a protected file under another name, or a
+ * protected file with more than one name (a link made earlier, whatever it is called now). Looks
+ * at the target of a file tool and at each word of a command that names an existing file.
+ */
+function hardLinkVerdict(tool: ToolEvent, config: AdapterConfig): Verdict | undefined {
+  if (tool.kind !== 'file_write' && tool.kind !== 'command') return undefined;
+  const inodes = protectedInodes(config);
+  if (inodes.length === 0) return undefined;
+  const candidates: string[] = [];
+  if (tool.kind === 'file_write' && tool.filePath !== undefined) candidates.push(tool.filePath);
+  if (tool.kind === 'command' && tool.command !== undefined) {
+    for (const c of readShell(tool.command).commands) {
+      for (const w of c) if (!w.dynamic && w.text.length > 0) candidates.push(w.text);
+    }
+  }
+  for (const path of candidates.slice(0, MAX_WORDS_STATTED)) {
+    const st = statOf(resolve(config.projectDir, path));
+    const hit = st && inodes.find((p) => p.dev === st.dev && p.ino === st.ino);
+    if (hit) {
+      return hit.what === 'evidence'
+        ? { verdict: 'deny', code: 'evidence_refused' }
+        : { verdict: 'ask', code: 'hard_link_ask' };
+    }
+  }
+  if (inodes.some((p) => p.nlink > 1)) return { verdict: 'ask', code: 'hard_link_ask' };
+  return undefined;
+}
+
 // ── Decision ──────────────────────────────────────────────────────────────────────────────────
 export type { GateAnswer, GateCode } from './events.js';
 
@@ -383,14 +533,24 @@ interface Guarded {
   runtimeChosen?: boolean;
 }
 
-function guardDecision(tool: ToolEvent, config: AdapterConfig): Guarded {
+function guardDecision(tool: ToolEvent, config: AdapterConfig, launch: LaunchTrust): Guarded {
+  const g = pathGuard(tool, config, launch);
+  if (g.continuityCommand || g.verdict?.verdict === 'deny' || !config.gate.protectContinuityFiles) return g;
+  const linked = hardLinkVerdict(tool, config);
+  if (linked && (!g.verdict || SEVERITY[linked.verdict] > SEVERITY[g.verdict.verdict])) {
+    return { ...g, verdict: linked };
+  }
+  return g;
+}
+
+function pathGuard(tool: ToolEvent, config: AdapterConfig, launch: LaunchTrust): Guarded {
   const paths = protectedPaths(config);
   const protect = config.gate.protectContinuityFiles;
   if (tool.kind === 'command') {
     if (tool.command === undefined) {
       return tool.truncated ? { verdict: { verdict: 'ask', code: 'uninspectable_ask' } } : {};
     }
-    const f = bashFindings(tool.command, paths);
+    const f = bashFindings(tool.command, paths, launch);
     // Approvals come from a human: refused whatever the configuration says.
     if (f.kind === 'approve') return { verdict: { verdict: 'deny', code: 'approve_refused' } };
     if (f.kind === 'continuity_readonly') return { continuityCommand: true };
@@ -431,7 +591,15 @@ export interface GateContext {
   voice: Voice;
   /** Receives one line when the gate cannot read its state. */
   warn?: (line: string) => void;
+  /**
+   * What the always-allowed restatement command may run: this package's own binary. Without it
+   * no shell command is exempt (an adapter whose agent restates through a tool of its own).
+   */
+  launch?: LaunchTrust;
 }
+
+/** No program is trusted: the restatement exemption is off. */
+const NO_LAUNCH: LaunchTrust = { script: undefined, path: '', execPath: '' };
 
 /** The session's state as far as the gate can establish it; `unknown` when it cannot. */
 type SessionState = { known: true; boundary: GateBoundary | null } | { known: false; boundary?: never };
@@ -444,14 +612,20 @@ type SessionState = { known: true; boundary: GateBoundary | null } | { known: fa
 function trustedCache(state: GateState | undefined, ledgerPath: string): boolean {
   const b = state?.boundary;
   if (state === undefined || b === undefined) return false;
-  if (b === null) return true;
-  if (!isHealthy(b.state)) return false;
-  return b.ledgerId !== undefined && b.ledgerId === ledgerIdentity(ledgerPath);
+  if (b !== null && !isHealthy(b.state)) return false;
+  // No objection (a healthy boundary, or none): only as derived from this ledger, with nothing
+  // recorded for the session since.
+  const id = b === null ? state.ledgerId : b.ledgerId;
+  return id !== undefined && ledgerUnchangedFor(id, ledgerPath, state.sessionId);
 }
 
 async function sessionState(sessionId: string, ctx: GateContext): Promise<SessionState> {
   const cached = readGateState(ctx.state, sessionId);
-  if (trustedCache(cached, ctx.config.env.ledgerPath)) return { known: true, boundary: cached!.boundary };
+  // A cache with no objection counts only when this run could also have replaced it: one the
+  // hooks cannot write may be missing the compaction they saw (it is re-derived from the ledger).
+  if (trustedCache(cached, ctx.config.env.ledgerPath) && cacheReplaceable(ctx.state, sessionId)) {
+    return { known: true, boundary: cached!.boundary };
+  }
   let derived: GateState | undefined;
   try {
     derived = await ctx.rederive(sessionId, cached);
@@ -488,8 +662,13 @@ const GATE_FAILED_ASK =
 
 async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
   const { config } = ctx;
-  if (!gated(config.gate.tools, tool.toolName)) return { verdict: 'allow', code: 'not_gated' };
-  const guard = guardDecision(tool, config);
+  const listed = gated(config.gate.tools, tool.toolName);
+  if (!listed && tool.kind !== 'unknown') return { verdict: 'allow', code: 'not_gated' };
+  // What the configuration says is unknown: anything but a read waits for a human.
+  if (config.configProblem)
+    return worded({ verdict: 'ask', code: 'config_unreadable' }, sessionId, ctx.voice);
+  if (!listed) return decideUnknown(sessionId, ctx);
+  const guard = guardDecision(tool, config, ctx.launch ?? NO_LAUNCH);
   if (guard.continuityCommand) return { verdict: 'allow', code: 'continuity_command' };
   // Nothing outranks a denial: the state need not be read.
   if (guard.verdict?.verdict === 'deny') return worded(guard.verdict, sessionId, ctx.voice);
@@ -511,6 +690,24 @@ async function decide(sessionId: string, tool: ToolEvent, ctx: GateContext): Pro
   return worded({ verdict: state, code: 'state_blocks' }, sessionId, ctx.voice, b ?? undefined);
 }
 
+/**
+ * A tool the runtime's adapter does not know and the configuration does not list: it passes while
+ * no boundary holds writes, and gets the unknown-tool policy (default `ask`) while one does, or
+ * while the state cannot be read.
+ */
+async function decideUnknown(sessionId: string, ctx: GateContext): Promise<GateAnswer> {
+  const policy = ctx.config.gate.unknownTools;
+  if (policy === 'allow') return { verdict: 'allow', code: 'not_gated' };
+  const s = await sessionState(sessionId, ctx);
+  if (!s.known) return worded({ verdict: 'ask', code: 'state_unknown' }, sessionId, ctx.voice);
+  const b = s.boundary;
+  if (!b) return { verdict: 'allow', code: 'no_compaction' };
+  if (policyVerdict(ctx.config.gate.policy, b.state, b.reason) === 'allow') {
+    return { verdict: 'allow', code: 'state_allows' };
+  }
+  return worded({ verdict: policy, code: 'unknown_tool_held' }, sessionId, ctx.voice);
+}
+
 /** Words a decision; the messages module is loaded only here, off the fast path. */
 async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBoundary): Promise<GateAnswer> {
   const m = await import('./messages.js');
@@ -521,6 +718,9 @@ async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBound
     uninspectable_ask: m.UNINSPECTABLE_ASK,
     runtime_chosen_refused: m.RUNTIME_CHOSEN_REFUSED,
     state_unknown: m.STATE_UNKNOWN_ASK,
+    unknown_tool_held: m.UNKNOWN_TOOL_HELD,
+    config_unreadable: m.CONFIG_UNREADABLE_ASK,
+    hard_link_ask: m.HARD_LINK_ASK,
   };
   const reason = b
     ? m.gateReason(m.boundaryView(sessionId, b), v.verdict, voice)

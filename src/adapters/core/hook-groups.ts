@@ -16,6 +16,13 @@ export interface HookGroupRegistration {
   timeout: number;
   /** Why it is there (printed by init). */
   purpose: string;
+  /**
+   * `block`: a failure of the hook (it timed out, could not start, exited with a code other than
+   * 0 or 2, printed invalid JSON) blocks what the event guards, instead of letting it go ahead
+   * (Claude Code's `onFailure` on a command hook). Only on the gate's events: a recording hook
+   * that fails must never block compaction.
+   */
+  onFailure?: 'block';
 }
 
 /** Hook groups by event, as a settings document lists them. */
@@ -64,9 +71,32 @@ export function mergeHookGroups<R extends HookGroupRegistration>(
     }
     const group: Record<string, unknown> = {};
     if (reg.matcher !== undefined) group.matcher = reg.matcher;
-    group.hooks = [{ type: 'command', command, timeout: reg.timeout }];
+    group.hooks = [
+      {
+        type: 'command',
+        command,
+        timeout: reg.timeout,
+        ...(reg.onFailure ? { onFailure: reg.onFailure } : {}),
+      },
+    ];
     out[reg.event] = [...groups, group];
     added.push(reg);
+  }
+  // A hook of ours registered before `onFailure` existed gets it (it is what makes a hang block).
+  for (const reg of registrations) {
+    if (!reg.onFailure || !alreadyPresent.includes(reg.event)) continue;
+    out[reg.event] = (out[reg.event] ?? []).map((g) => {
+      if (!hasOurs(g)) return g;
+      const group = g as Record<string, unknown> & { hooks: unknown[] };
+      return {
+        ...group,
+        hooks: group.hooks.map((h) => {
+          if (!isOurs(h) || (h as Record<string, unknown>).onFailure === reg.onFailure) return h;
+          rewritten.add(reg.event);
+          return { ...(h as Record<string, unknown>), onFailure: reg.onFailure };
+        }),
+      };
+    });
   }
   if (rewrite) {
     for (const [event, groups] of Object.entries(out)) {

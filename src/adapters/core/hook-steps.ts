@@ -13,7 +13,14 @@ import type { AdapterConfig } from './config.js';
 import type { CompactedEvent, PreEvent } from './events.js';
 import { taskRecordNames } from './evidence.js';
 import { rememberSession, taskRecordLabel } from './recording.js';
-import { createMarker, markerFile, readGateState, type StateDir, writeGateState } from './state.js';
+import {
+  createMarker,
+  ledgerIdentity,
+  markerFile,
+  readGateState,
+  type StateDir,
+  writeGateState,
+} from './state.js';
 import { type TrackStep, trackStep, withSessionLock } from './track.js';
 
 /** What a recording step needs: the session, the clock reading, the runtime's words and ids. */
@@ -104,11 +111,18 @@ export function firstInjection(state: StateDir, sessionId: string, boundaryId: s
 
 /**
  * A session that starts with an id of its own (not a resumed one) has no boundary yet: the gate's
- * fast path knows that from now on. A session with a cache already is left as it is.
+ * fast path knows that from now on, for as long as the ledger (`ledgerPath`) records nothing for
+ * the session (the cache keeps the ledger's mark). A session with a cache already is left as it is.
  */
-export async function markFreshSession(state: StateDir, sessionId: string, now: string): Promise<void> {
+export async function markFreshSession(
+  state: StateDir,
+  sessionId: string,
+  now: string,
+  ledgerPath: string,
+): Promise<void> {
   if (readGateState(state, sessionId)) return;
   await withSessionLock(state, sessionId, () => {
-    if (!readGateState(state, sessionId)) writeGateState(state, sessionId, null, now);
+    if (readGateState(state, sessionId)) return;
+    writeGateState(state, sessionId, null, now, undefined, ledgerIdentity(ledgerPath, sessionId));
   });
 }

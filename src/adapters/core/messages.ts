@@ -284,3 +284,20 @@ export const RUNTIME_CHOSEN_REFUSED =
 export const STATE_UNKNOWN_ASK =
   "The continuity gate asks a human first: it could not read this session's continuity state or the ledger, " +
   'so it cannot tell whether a compaction is unresolved.';
+
+/** The gate's reason for a tool it does not know, while writes are held. */
+export const UNKNOWN_TOOL_HELD =
+  'The continuity gate asks a human first: writes are held until the task decisions are restated after compaction, ' +
+  'and the gate does not know what this tool can change. Restate the decisions first, or let a human confirm this call.';
+
+/** The gate's reason while the configuration file cannot be read as one. */
+export const CONFIG_UNREADABLE_ASK =
+  'The continuity gate asks a human first: the continuity configuration (.continuity/config.json) is not a regular ' +
+  'JSON file it can read (a FIFO, a device, a link to one, too large, or not JSON), so it cannot tell what is allowed. ' +
+  'A human must restore the file.';
+
+/** The gate's reason when a protected file has another name (a hard link). */
+export const HARD_LINK_ASK =
+  'The continuity gate asks a human first: this call touches a protected continuity file (the task record, the ' +
+  'configuration, the ledger or a key) under another name (a hard link), or one of them now has a second name. ' +
+  'A human must confirm, and remove the extra link.';

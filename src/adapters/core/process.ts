@@ -79,6 +79,11 @@ export interface HookIo {
   env: NodeJS.ProcessEnv;
   /** The script this process runs (`process.argv[1]`), for the launcher the messages print. */
   script?: string;
+  /**
+   * Ends the process (the real process's `process.exit`). Only a hook that owns its process arms
+   * the watchdog ({@link armWatchdog}); an in-process caller (a test) leaves it out.
+   */
+  exit?: (code: number) => never;
 }
 
 // The default streams write straight to the file descriptors: creating process.stdout and
@@ -98,7 +103,32 @@ export function processIo(): HookIo {
     stderr: fdWriter(2),
     env: process.env,
     ...(process.argv[1] ? { script: process.argv[1] } : {}),
+    exit: (code: number) => process.exit(code),
   };
+}
+
+/**
+ * The hook's own deadline, enforced below the runtime's timeout: when the process is still running
+ * `ms` after this call, `answer` (the fail-closed answer: the gate's `ask`, a recording hook's
+ * nothing) goes to stdout, `line` to stderr, and the process exits 0 at once, whatever it was
+ * waiting for (a lock, the ledger's slow path, the exporter). A timer cannot interrupt a blocked
+ * synchronous read, so the hooks never make one: every file they read is opened with
+ * `O_NONBLOCK` and checked to be a regular file first ({@link openRegularFile} in ./state.ts).
+ * Returns the function that disarms it. Without `io.exit` (an in-process caller) nothing is armed.
+ */
+export function armWatchdog(io: HookIo, ms: number, answer: () => string, line: string): () => void {
+  const exit = io.exit;
+  if (!exit) return () => {};
+  const timer = setTimeout(() => {
+    try {
+      io.stdout.write(answer());
+      io.stderr.write(`continuity: ${oneLine(line)}\n`);
+    } finally {
+      exit(0);
+    }
+  }, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 /** The absolute path of the executable named `name` on `path`, or undefined. */

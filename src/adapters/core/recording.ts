@@ -4,7 +4,7 @@
  * activity change (ledger + `continuity.activity` span). Never loaded by the gate's fast path.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { type ActivityState, OPAQUE_ID_PATTERN } from '../../decision/rules.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
@@ -13,7 +13,14 @@ import { activityAttributes } from '../../otel/attributes.js';
 import { SPAN_ACTIVITY } from '../../otel/semconv.js';
 import type { AdapterConfig } from './config.js';
 import { openEvidence } from './evidence.js';
-import { readActivity, type StateDir, writeActivity, writeProjectSession } from './state.js';
+import {
+  openRegularFile,
+  readActivity,
+  readAt,
+  type StateDir,
+  writeActivity,
+  writeProjectSession,
+} from './state.js';
 
 /** A new boundary id: `<prefix>-<time>-<random>`, lower-case, time-ordered, opaque. */
 export function newBoundaryId(prefix: string): string {
@@ -105,19 +112,19 @@ export const TAIL_BYTES = 4 * 1024 * 1024;
  * none when it cannot be read. Only the tail is read, so a long session costs the same as a short one.
  */
 export function tailLines(path: string): string[] {
-  let fd: number | undefined;
+  // Only a regular file, opened without blocking and without following a link: a FIFO or a link
+  // to a device at the transcript's path would otherwise hold the hook until the runtime kills it.
+  const o = openRegularFile(path);
+  if (!o.ok) return [];
   try {
-    fd = openSync(path, 'r');
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, TAIL_BYTES);
-    const buf = Buffer.allocUnsafe(length);
-    const n = readSync(fd, buf, 0, length, size - length);
-    const lines = buf.toString('utf8', 0, n).split('\n');
-    if (size > length) lines.shift(); // the first line of the tail may be cut
+    const length = Math.min(o.size, TAIL_BYTES);
+    const buf = readAt(o.fd, length, o.size - length);
+    const lines = buf.toString('utf8').split('\n');
+    if (o.size > length) lines.shift(); // the first line of the tail may be cut
     return lines;
   } catch {
     return [];
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    closeSync(o.fd);
   }
 }

@@ -296,11 +296,12 @@ export async function recordRestatement(o: RestateOptions): Promise<RestateResul
       decisions,
       provenance,
     });
+    // The ledger's identity and size before the read (see ./evidence.ts, ledgerRederive).
+    const ledgerId = ledgerIdentity(store.path, sessionId);
     const ev = store.latest(sessionId) ?? before;
     const c = classifyEvidence(ev);
     await store.receipt(ev, c, Date.parse(now));
     const gb = gateBoundaryOf(ev, c, outline.ok ? outline.outline.names : []);
-    const ledgerId = ledgerIdentity(store.path);
     if (ledgerId) gb.ledgerId = ledgerId;
     // The gate acts only on what it reads from its own ledger; a classification against another
     // one (`--ledger`) is printed, never cached for it.

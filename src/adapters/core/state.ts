@@ -30,11 +30,15 @@
  * (dist/hook.cjs) holds it whole, so it must stay small and import nothing but built-ins.
  */
 import {
+  accessSync,
   closeSync,
+  constants,
+  fstatSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
+  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -43,6 +47,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { DecisionMap } from '../../decision/model.js';
+import { COVERED_FILE, indexDirOf, indexFile, parseCovered } from '../../ledger/index-names.js';
 import type { BoundaryTrack } from './boundary.js';
 
 // ── File helpers ──────────────────────────────────────────────────────────────────────────────
@@ -78,28 +83,117 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   }
 }
 
-/** Reads and parses a JSON file; `undefined` when it does not exist or is not valid JSON. */
-export function readJsonFile(path: string): unknown {
-  let text: string;
+/**
+ * Why a file could not be read as state: it does not exist; it is not a regular file (a FIFO, a
+ * device, a socket, a directory: a read could block for ever or never end); it is a symbolic
+ * link where none is allowed; it is larger than the reader's bound; or the system refused.
+ */
+export type FileProblem = 'missing' | 'not_regular' | 'link' | 'too_large' | 'unreadable';
+
+/** A file opened as a regular file, or why it could not be. */
+export type RegularOpen =
+  | { ok: true; fd: number; size: number; problem?: never }
+  | { ok: false; problem: FileProblem; fd?: never; size?: never };
+
+/**
+ * Opens `path` for reading only if it is a regular file, without ever blocking: `O_NONBLOCK`
+ * (opening a FIFO with no writer returns at once instead of waiting for one) and, unless
+ * `followLink`, `O_NOFOLLOW` (a link at the path is refused); then `fstat` on the descriptor
+ * opened, so what is checked is what is read (a link to `/dev/zero` or a FIFO is refused after
+ * it is followed). The caller closes the descriptor.
+ */
+export function openRegularFile(path: string, followLink = false): RegularOpen {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (followLink ? 0 : constants.O_NOFOLLOW));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, problem: 'missing' };
+    return { ok: false, problem: code === 'ELOOP' || code === 'EMLINK' ? 'link' : 'unreadable' };
   }
   try {
-    return JSON.parse(text) as unknown;
+    const st = fstatSync(fd);
+    if (st.isFile()) return { ok: true, fd, size: st.size };
   } catch {
-    return undefined;
+    // Reported below as not regular: nothing is read from a descriptor that cannot be inspected.
+  }
+  closeSync(fd);
+  return { ok: false, problem: 'not_regular' };
+}
+
+/** Reads at most `length` bytes of `fd` from `position` (a short file gives fewer). */
+export function readAt(fd: number, length: number, position: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let n = 0;
+  while (n < length) {
+    const got = readSync(fd, buf, n, length - n, position + n);
+    if (got === 0) break;
+    n += got;
+  }
+  return buf.subarray(0, n);
+}
+
+/** Most bytes of a state or configuration file read ({@link readRegularFile}'s default bound). */
+export const MAX_STATE_FILE_BYTES = 4 * 1024 * 1024;
+
+/** A small file's text, or why it could not be read. */
+export type RegularRead =
+  | { ok: true; text: string; problem?: never }
+  | { ok: false; problem: FileProblem; text?: never };
+
+/**
+ * Reads a regular file of at most `maxBytes` as UTF-8 ({@link openRegularFile}): never blocks,
+ * never reads past the bound (a file that grows while it is read is `too_large` too).
+ */
+export function readRegularFile(
+  path: string,
+  maxBytes = MAX_STATE_FILE_BYTES,
+  followLink = false,
+): RegularRead {
+  const o = openRegularFile(path, followLink);
+  if (!o.ok) return { ok: false, problem: o.problem };
+  try {
+    if (o.size > maxBytes) return { ok: false, problem: 'too_large' };
+    const buf = readAt(o.fd, maxBytes + 1, 0);
+    if (buf.length > maxBytes) return { ok: false, problem: 'too_large' };
+    return { ok: true, text: buf.toString('utf8') };
+  } catch {
+    return { ok: false, problem: 'unreadable' };
+  } finally {
+    closeSync(o.fd);
   }
 }
 
-/** Reads a small text file; `undefined` when it does not exist. */
-export function readTextFile(path: string): string | undefined {
+/** A JSON file as read: absent, present but unusable (and why), or its value. */
+export type JsonRead =
+  | { kind: 'absent' }
+  | { kind: 'unreadable'; problem: Exclude<FileProblem, 'missing'> | 'invalid_json' }
+  | { kind: 'value'; value: unknown };
+
+/** Reads and parses a JSON file that must be a regular file of at most `maxBytes`. */
+export function readJsonState(path: string, maxBytes = MAX_STATE_FILE_BYTES, followLink = false): JsonRead {
+  const r = readRegularFile(path, maxBytes, followLink);
+  if (!r.ok) return r.problem === 'missing' ? { kind: 'absent' } : { kind: 'unreadable', problem: r.problem };
   try {
-    return readFileSync(path, 'utf8');
+    return { kind: 'value', value: JSON.parse(r.text) as unknown };
   } catch {
-    return undefined;
+    return { kind: 'unreadable', problem: 'invalid_json' };
   }
+}
+
+/**
+ * Reads and parses a JSON state file (a regular file, no link, bounded); `undefined` when it does
+ * not exist, is not valid JSON, or cannot be read as a regular file.
+ */
+export function readJsonFile(path: string): unknown {
+  const r = readJsonState(path);
+  return r.kind === 'value' ? r.value : undefined;
+}
+
+/** Reads a small state file (regular, no link, bounded); `undefined` when it does not exist or cannot be read so. */
+export function readTextFile(path: string): string | undefined {
+  const r = readRegularFile(path);
+  return r.ok ? r.text : undefined;
 }
 
 /**
@@ -208,9 +302,10 @@ export interface GateBoundary {
   /** True once a post snapshot (a restatement) exists for the boundary. */
   observed?: boolean;
   /**
-   * The identity (`<device>:<inode>`, see {@link ledgerIdentity}) of the ledger file this
-   * classification was read from. The gate acts on a state with no objection only when it names
-   * the gate's own ledger file; anything else is re-derived.
+   * The identity and size (`<device>:<inode>:<size>`, see {@link ledgerIdentity}) of the ledger
+   * file this classification was read from, taken before the read. The gate acts on a state with
+   * no objection only when it names the gate's own ledger file as it is now; anything else (a
+   * restatement classified against another ledger, records appended since) is re-derived.
    */
   ledgerId?: string;
 }
@@ -240,21 +335,87 @@ export interface GateState {
   v: 2;
   sessionId: string;
   boundary: GateBoundary | null;
+  /**
+   * With `boundary: null`: the ledger's identity and size ({@link ledgerIdentity}) when the
+   * session was found to have no boundary. The gate trusts "no compaction" only while the ledger
+   * is unchanged since; otherwise it asks the ledger again.
+   */
+  ledgerId?: string;
   /** The boundary assembly's state (pending pre, current boundary's signals and tokens). */
   track?: BoundaryTrack<PreCapture>;
   updatedAt: string;
 }
 
 /**
- * The identity of the file at `path` (`<device>:<inode>`, never the path itself), or `undefined`
- * when it does not exist. One `stat`, cheap enough for the gate's fast path.
+ * The identity and extent of the ledger file at `path` (`<device>:<inode>:<size>`, never the path
+ * itself), or `undefined` when it does not exist. A cache that records it was derived from this
+ * very file as it was then: any record appended since (a compaction the cache never learnt of,
+ * because the hooks could not write it) changes it. One `stat`, cheap enough for the fast path.
  */
-export function ledgerIdentity(path: string): string | undefined {
+export function ledgerIdentity(path: string, sessionId?: string): string | undefined {
   try {
     const st = statSync(path, { bigint: true });
-    return `${st.dev}:${st.ino}`;
+    const id = `${st.dev}:${st.ino}:${st.size}`;
+    return sessionId === undefined ? id : `${id}:${evidenceIndexSize(path, sessionId)}`;
+  } catch (e) {
+    // With a session: a ledger not yet written holds nothing for it, as long as it stays so.
+    return sessionId !== undefined && (e as NodeJS.ErrnoException).code === 'ENOENT' ? NO_LEDGER : undefined;
+  }
+}
+
+/** The mark of a ledger that does not exist yet. */
+const NO_LEDGER = 'absent';
+
+/** The size of the session's evidence index file (0 when it has none, -1 when it is not a regular file). */
+function evidenceIndexSize(ledgerPath: string, sessionId: string): number {
+  try {
+    const st = lstatSync(indexFile(indexDirOf(ledgerPath), 'evidence', sessionId), { throwIfNoEntry: false });
+    if (!st) return 0;
+    return st.isFile() ? st.size : -1;
   } catch {
-    return undefined;
+    return -1;
+  }
+}
+
+/**
+ * True when the ledger at `ledgerPath` holds nothing for `sessionId` that it did not hold when
+ * `mark` ({@link ledgerIdentity} with the session) was taken: the same file, and either not grown
+ * or grown only by other sessions' records and activity. The second is read from the ledger's
+ * index: it must cover every byte of the ledger (`covered` at its end, same inode), and the
+ * session's evidence index file must be as long as it was. Anything else (an index behind, one
+ * that cannot be read, a new entry of the session) is false: the gate then asks the ledger itself.
+ */
+export function ledgerUnchangedFor(mark: string, ledgerPath: string, sessionId: string): boolean {
+  const [dev, ino, size, evidence] = mark.split(':');
+  let st: import('node:fs').BigIntStats;
+  try {
+    st = statSync(ledgerPath, { bigint: true });
+  } catch (e) {
+    return mark === NO_LEDGER && (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  if (mark === NO_LEDGER) return false;
+  if (`${st.dev}` !== dev || `${st.ino}` !== ino) return false;
+  if (`${st.size}` === size) return true;
+  if (evidence === undefined) return false;
+  const read = readRegularFile(join(indexDirOf(ledgerPath), COVERED_FILE), 4096);
+  const covered = read.ok ? parseCovered(read.text) : undefined;
+  if (!covered || covered.ino !== `${st.ino}` || BigInt(covered.end) !== st.size) return false;
+  return `${evidenceIndexSize(ledgerPath, sessionId)}` === evidence;
+}
+
+/**
+ * True when this process could replace the session's gate cache now: the file (when it exists)
+ * and its directory are writable. A cache it could not replace may be stale (a read-only bind
+ * mount, `chmod a-w`, an immutable directory: the recording hooks could not write the boundary
+ * they saw), so the gate does not act on it.
+ */
+export function cacheReplaceable(s: StateDir, sessionId: string): boolean {
+  try {
+    accessSync(sessionDir(s, sessionId), constants.W_OK);
+    accessSync(gateFile(s, sessionId), constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -294,8 +455,16 @@ export function writeGateState(
   boundary: GateBoundary | null,
   now: string,
   track?: BoundaryTrack<PreCapture>,
+  ledgerId?: string,
 ): GateState {
-  const state: GateState = { v: 2, sessionId, boundary, ...(track ? { track } : {}), updatedAt: now };
+  const state: GateState = {
+    v: 2,
+    sessionId,
+    boundary,
+    ...(boundary === null && ledgerId ? { ledgerId } : {}),
+    ...(track ? { track } : {}),
+    updatedAt: now,
+  };
   writeFileAtomic(gateFile(s, sessionId), `${JSON.stringify(state)}\n`);
   return state;
 }

@@ -19,13 +19,13 @@
  * and nobody filled in yet. The values stay in this file: only their digests reach the ledger
  * and the spans, and the values read here are dropped as soon as they are digested.
  */
-import { readFileSync } from 'node:fs';
 import type { DecisionMap } from '../../decision/model.js';
 import { DECISION_NAME_PATTERN } from '../../decision/names.js';
 import { formatPath, type InputProblem } from '../../decision/problems.js';
 import { checkDecisionCount, OPAQUE_ID_PATTERN } from '../../decision/rules.js';
 import { type DigestKey, digestValue } from '../../digest/digest.js';
 import { normalize } from '../../digest/normalize.js';
+import { readRegularFile } from './state.js';
 
 /**
  * Deepest nesting of arrays and objects accepted in a decision value (a task record's or a
@@ -46,9 +46,20 @@ export function nestedDeeperThan(value: unknown, max = MAX_VALUE_DEPTH): boolean
   return false;
 }
 
+/** Most bytes of a task record (a few decisions; anything larger is refused unread). */
+export const MAX_TASK_RECORD_BYTES = 8 * 1024 * 1024;
+
+const TASK_RECORD_READ_PROBLEMS: Readonly<Record<string, string>> = {
+  not_regular: 'not a regular file: a FIFO, device or socket, or a link to one',
+  link: 'a symbolic link loop',
+  too_large: `larger than ${MAX_TASK_RECORD_BYTES} bytes`,
+  unreadable: 'the system refused the read',
+};
+
 /** Why a task record could not become a snapshot: a reason code stored as evidence missing. */
 export type TaskRecordProblemCode =
   | 'task_record_missing'
+  | 'task_record_unreadable'
   | 'task_record_invalid'
   | 'task_record_template'
   | 'digest_key_missing'
@@ -169,22 +180,22 @@ function describe(label: string, problems: InputProblem[]): string {
 }
 
 function parse(path: string, label: string): Parsed {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+  // A link is followed (the human may keep the record elsewhere), but only a regular file of a
+  // bounded size is read: a FIFO or a link to /dev/zero would hold the hook until it is killed.
+  const read = readRegularFile(path, MAX_TASK_RECORD_BYTES, true);
+  if (!read.ok) {
+    const missing = read.problem === 'missing';
     return {
       ok: false,
       problem: {
-        code: code === 'ENOENT' ? 'task_record_missing' : 'task_record_invalid',
-        message:
-          code === 'ENOENT'
-            ? `${label}: not found; run \`continuity init <runtime>\` and fill it in`
-            : `${label}: cannot read (${code ?? 'error'})`,
+        code: missing ? 'task_record_missing' : 'task_record_unreadable',
+        message: missing
+          ? `${label}: not found; run \`continuity init <runtime>\` and fill it in`
+          : `${label}: cannot be read as a task record (${TASK_RECORD_READ_PROBLEMS[read.problem]})`,
       },
     };
   }
+  const text = read.text;
   let doc: unknown;
   try {
     doc = JSON.parse(text);

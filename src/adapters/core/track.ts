@@ -117,7 +117,11 @@ export async function trackStep(
     });
   } catch (e) {
     const problem = (e as Error).message.split('\n')[0] ?? String(e);
-    const s = step(readGateState(state, sessionId), input, fallbackNames);
+    // Computed from no state, not from the cache: a cache this run cannot replace may be stale (a
+    // read-only or immutable directory kept the last compaction's signals), and would make this
+    // compaction look like one already recorded. From nothing, it opens a boundary whose pre is
+    // missing; the ledger then tells a repeated signal of it apart (./capture.ts, alreadyRecorded).
+    const s = step(undefined, input, fallbackNames);
     // A cache that can no longer follow the session must not keep answering for it.
     try {
       unlinkSync(gateFile(state, sessionId));

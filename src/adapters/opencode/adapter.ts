@@ -34,6 +34,7 @@ import {
   type Voice,
 } from '../core/messages.js';
 import { oneLine } from '../core/process.js';
+import { binPath } from '../core/project.js';
 import { newBoundaryId as coreBoundaryId, storableSessionId, taskRecordLabel } from '../core/recording.js';
 import {
   type GateState,
@@ -148,6 +149,9 @@ export function createContinuityHooks(input: PluginInput, deps: AdapterDeps = {}
   const projectDir = resolveProjectDir(input.directory, input.worktree);
   const state: StateDir = opencodeState(env);
   const voice = opencodeVoice(processEnv.PATH ?? '');
+  // What the restatement exemption trusts: this package's own binary (OpenCode runs on Bun, so the
+  // launcher's `node` is the one on PATH).
+  const launch = { script: binPath(), path: processEnv.PATH ?? '', execPath: process.execPath };
   const log = appLog(input.client);
   const said = new Set<string>();
   const warn =
@@ -335,6 +339,7 @@ export function createContinuityHooks(input: PluginInput, deps: AdapterDeps = {}
             rederive: ledgerRederive(config, state, taskRecordLabel(config)),
             voice,
             warn,
+            launch,
           };
           const answers = await Promise.all(
             toolEvents(inp.tool, out?.args).map((t) => decideGate(id, t, ctx)),

@@ -33,6 +33,30 @@ export const DEFAULT_GATED_TOOLS: readonly string[] = Object.freeze([
 /** How the restatement request and the gate's reasons name OpenCode's consequential tools. */
 export const CONSEQUENTIAL_TOOLS = 'edit, write, apply_patch, task, or a bash command that changes anything';
 
+/**
+ * OpenCode's built-in tools that only read, search, plan or ask (1.18.33): never gated. Any other
+ * name outside {@link DEFAULT_GATED_TOOLS} (an MCP tool, a plugin's tool, one a later version
+ * adds) is unknown to the gate: while writes are held it answers the unknown-tool policy.
+ */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  'read',
+  'glob',
+  'grep',
+  'list',
+  'webfetch',
+  'websearch',
+  'codesearch',
+  'todowrite',
+  'todoread',
+  'question',
+  'lsp',
+]);
+
+function toolKindOf(tool: string): ToolEvent['kind'] {
+  if (DEFAULT_GATED_TOOLS.includes(tool)) return 'other';
+  return READ_ONLY_TOOLS.has(tool) ? 'read_only' : 'unknown';
+}
+
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
@@ -71,7 +95,7 @@ export function toolEvents(tool: string, args: unknown): ToolEvent[] {
       return paths.map((filePath) => ({ type: 'tool', toolName: tool, kind: 'file_write', filePath }));
     }
     default:
-      return [{ type: 'tool', toolName: tool, kind: 'other' }];
+      return [{ type: 'tool', toolName: tool, kind: toolKindOf(tool) }];
   }
 }
 

@@ -41,7 +41,7 @@ export function registerInit(program: Command): void {
     )
     .option(
       '--gate-tools <matcher>',
-      'tools the write gate checks (default: claude-code Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell; codex Bash|apply_patch)',
+      'tools that reach the write gate (default: claude-code * (every tool; reads pass, unknown tools are held while writes are); codex Bash|apply_patch)',
     )
     .option('--codex-home <dir>', 'codex: Codex home with config.toml (default: CODEX_HOME, else ~/.codex)')
     .option(
