@@ -15,16 +15,10 @@ import canonicalize from 'canonicalize';
 import { PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from './patterns.js';
 
 export { KEY_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from './patterns.js';
+export { type ApprovalStatementInput, approvalStatement, SIGNED_KINDS } from './statement.js';
 
 /** The DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the raw key follows it. */
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-
-/** Kinds of signed statements. */
-export const SIGNED_KINDS = {
-  approval: 'continuity.approval/v1',
-  key: 'continuity.approver_key/v1',
-  seal: 'continuity.seal/v1',
-} as const;
 
 /** The raw 32-byte public key of an Ed25519 key object, in hex. */
 export function publicKeyHex(key: KeyObject): string {
@@ -78,37 +72,4 @@ export function verifyStatement(
   } catch {
     return false;
   }
-}
-
-/** What an approval's signature covers. */
-export interface ApprovalStatementInput {
-  sessionId: string;
-  boundaryId: string;
-  decision: string;
-  fromDigest: string;
-  toDigest: string;
-  approvalRef: string;
-  approvedBy: string;
-  approvedAt: string;
-  keyId: string;
-}
-
-/**
- * The statement a human signs to approve one decision's change: the session and the boundary it
- * is for (so a copy appended later, or under another session, is worth nothing), the decision,
- * the from and to digests, the reference, who, when, and with which key.
- */
-export function approvalStatement(a: ApprovalStatementInput): Record<string, unknown> {
-  return {
-    kind: SIGNED_KINDS.approval,
-    sessionId: a.sessionId,
-    boundaryId: a.boundaryId,
-    decision: a.decision,
-    fromDigest: a.fromDigest,
-    toDigest: a.toDigest,
-    approvalRef: a.approvalRef,
-    approvedBy: a.approvedBy,
-    approvedAt: a.approvedAt,
-    keyId: a.keyId,
-  };
 }

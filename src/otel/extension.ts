@@ -25,7 +25,8 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { approvalStatement, KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/signing.js';
+import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
+import { approvalStatement } from '../authority/statement.js';
 import type { ContinuityState } from '../classify/states.js';
 import { CONTINUITY_STATES } from '../classify/states.js';
 import { DEFAULT_POST_WINDOWS_MS } from '../correlate/types.js';

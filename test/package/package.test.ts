@@ -290,7 +290,7 @@ describe('what each entry point loads', () => {
     expect(otelLoaded(['--input-type=module', '-e', script])).toEqual(['@opentelemetry/api']);
   });
 
-  it('the root entry loads no package but @opentelemetry/api, as an ES module and as CommonJS (zod, canonicalize, protobufjs load when used)', () => {
+  it('the root entry loads no package but @opentelemetry/api (and canonicalize, for approval signatures), as an ES module and as CommonJS (zod, protobufjs load when used)', () => {
     const trace = join(scratch, 'load-root.txt');
     writeFileSync(trace, '');
     const esm = spawnSync(
@@ -310,7 +310,13 @@ describe('what each entry point loads', () => {
           paths.flatMap((p) => [...(/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(p) ?? [])].slice(1)),
         ),
       ].sort();
-    expect(packagesIn(readFileSync(trace, 'utf8').split('\n'))).toEqual(['@opentelemetry/api']);
+    // The processor's correlator verifies human approval signatures as it classifies (issue 26):
+    // the signed statement is canonical JSON (RFC 8785), so canonicalize (one small file) loads
+    // with it. zod and protobufjs still load only when used. (The CommonJS build inlines it.)
+    expect(packagesIn(readFileSync(trace, 'utf8').split('\n'))).toEqual([
+      '@opentelemetry/api',
+      'canonicalize',
+    ]);
     const loaded = readFileSync(trace, 'utf8')
       .split('\n')
       .filter((u) => u.includes('/dist/'))
