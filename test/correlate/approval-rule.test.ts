@@ -33,9 +33,14 @@ function snapshotAt(scope: string, at: number): Snapshot {
 
 /** The boundary an approval is given for: the latest pre at or before it, else the first. */
 function boundaryOf(steps: readonly Step[], at: number): string {
+  let first: string | undefined;
   let b: string | undefined;
-  for (const s of steps) if (s.kind === 'pre' && s.at <= at) b = s.boundary;
-  return b ?? steps.find((s) => s.kind === 'pre')!.boundary;
+  for (const s of steps) {
+    if (s.kind !== 'pre') continue;
+    first ??= s.boundary;
+    if (s.at <= at) b = s.boundary;
+  }
+  return b ?? first!;
 }
 
 function approvalAt(steps: readonly Step[], from: string, to: string, at: number): Approval {
