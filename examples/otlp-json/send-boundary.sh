@@ -11,6 +11,13 @@
 #   changed-scope   the scope widened, nobody approved it      -> conflicting (primary decision scope)
 #   approved-scope  the same change, with an continuity.approval span between pre and post
 #                                                              -> approved_change
+#                   only when the approval is signed: `continuity serve` counts an approval only
+#                   with a valid Ed25519 signature by a key in its correlation.approverKeys.
+#                   Set CONTINUITY_APPROVAL_SIGNER to a command that takes SESSION BOUNDARY
+#                   DECISION FROM_DIGEST TO_DIGEST REF APPROVED_BY APPROVED_AT and prints
+#                   "KEY_ID SIGNATURE" (the human's signature of the approval statement,
+#                   docs/security.md). Unsigned, the approval is only counted as an attempt and
+#                   the boundary stays conflicting.
 #
 # Endpoint: --endpoint, else CONTINUITY_OTLP_ENDPOINT, else http://127.0.0.1:4318/v1/traces.
 # A base URL without /v1/traces gets it appended (as the Claude Code adapter does).
@@ -164,9 +171,18 @@ if [ "$variant" = approved-scope ]; then
   # A human approved the change from the old scope to the new one (an opaque reference and
   # approver id; the approval itself happened elsewhere, e.g. `continuity approve`).
   set -- $(now)
+  approval_s=$1 approval_at=$2
   scope_ref=CHG-1234 scope_revision=2
-  send continuity.approval "$(request "$(span continuity.approval "$1" "$(hex 8)" "$pre_id" \
-    "$(str session.id "$session"),$(str continuity.approval.decision scope),$(str continuity.approval.from_digest "$SCOPE_DIGEST"),$(str continuity.approval.to_digest "$WIDER_SCOPE_DIGEST"),$(str continuity.approval.ref "$scope_ref"),$(str continuity.approval.approved_by alice),$(str continuity.approval.approved_at "$2")")")"
+  proof=
+  if [ -n "${CONTINUITY_APPROVAL_SIGNER:-}" ]; then
+    # The approver's key id and signature, from the signer the human controls.
+    set -- $($CONTINUITY_APPROVAL_SIGNER "$session" "$boundary" scope "$SCOPE_DIGEST" \
+      "$WIDER_SCOPE_DIGEST" "$scope_ref" alice "$approval_at")
+    [ $# -eq 2 ] || { echo "$0: CONTINUITY_APPROVAL_SIGNER: expected KEY_ID SIGNATURE" >&2; exit 1; }
+    proof=",$(str continuity.approval.boundary_id "$boundary"),$(str continuity.approval.key_id "$1"),$(str continuity.approval.signature "$2")"
+  fi
+  send continuity.approval "$(request "$(span continuity.approval "$approval_s" "$(hex 8)" "$pre_id" \
+    "$(str session.id "$session"),$(str continuity.approval.decision scope),$(str continuity.approval.from_digest "$SCOPE_DIGEST"),$(str continuity.approval.to_digest "$WIDER_SCOPE_DIGEST"),$(str continuity.approval.ref "$scope_ref"),$(str continuity.approval.approved_by alice),$(str continuity.approval.approved_at "$approval_at")$proof")")"
 fi
 
 set -- $(now)

@@ -16,6 +16,7 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { classifyEvidence } from '../../src/ledger/receipt.js';
 import type { CompactionEvent } from '../../src/otel/attributes.js';
 import { utcSecond as t, tempDir } from '../ledger/helpers.js';
+import { testApprover } from '../support/approver.js';
 import { A, approvalEvent, B, postEvent, preEvent, snap } from './helpers.js';
 
 type Step =
@@ -23,12 +24,30 @@ type Step =
   | { kind: 'approval'; from: string; to: string; at: number };
 
 const SESSION = 's';
+/** The human's key: every approval here is signed and trusted, so only the time rule decides. */
+const APPROVER = testApprover();
 
 function snapshotAt(scope: string, at: number): Snapshot {
   return snap(SESSION, t(at), scope);
 }
 
-function approvalAt(from: string, to: string, at: number): Approval {
+/** The boundary an approval is given for: the latest pre at or before it, else the first. */
+function boundaryOf(steps: readonly Step[], at: number): string {
+  let first: string | undefined;
+  let b: string | undefined;
+  for (const s of steps) {
+    if (s.kind !== 'pre') continue;
+    first ??= s.boundary;
+    if (s.at <= at) b = s.boundary;
+  }
+  return b ?? first!;
+}
+
+function approvalAt(steps: readonly Step[], from: string, to: string, at: number): Approval {
+  return APPROVER.sign(unsignedApprovalAt(from, to, at), SESSION, boundaryOf(steps, at));
+}
+
+function unsignedApprovalAt(from: string, to: string, at: number): Approval {
   return {
     decision: 'scope',
     fromDigest: from,
@@ -47,9 +66,11 @@ let n = 0;
 async function ledgerState(steps: readonly Step[]): Promise<string> {
   const path = join(tmp.dir, `case-${++n}`, 'ledger.jsonl');
   const ledger = Ledger.open(path);
+  // The approver key the approvals are signed with, trusted by the ledger (its own record).
+  await ledger.append(APPROVER.keyRecord());
   for (const s of steps) {
     if (s.kind === 'approval')
-      await ledger.append({ type: 'approval', sessionId: SESSION, ...approvalAt(s.from, s.to, s.at) });
+      await ledger.append({ type: 'approval', sessionId: SESSION, ...approvalAt(steps, s.from, s.to, s.at) });
     else {
       const { sessionId: _, ...snapshot } = snapshotAt(s.scope, s.at);
       await ledger.append({
@@ -65,8 +86,8 @@ async function ledgerState(steps: readonly Step[]): Promise<string> {
   return classifyEvidence(readLatestBoundary(path, SESSION)!).state;
 }
 
-function event(s: Step): CompactionEvent {
-  if (s.kind === 'approval') return approvalEvent(SESSION, approvalAt(s.from, s.to, s.at));
+function event(steps: readonly Step[], s: Step): CompactionEvent {
+  if (s.kind === 'approval') return approvalEvent(SESSION, approvalAt(steps, s.from, s.to, s.at));
   const make = s.kind === 'pre' ? preEvent : postEvent;
   return make(snapshotAt(s.scope, s.at), { boundaryId: s.boundary, runtime: 'sdk' });
 }
@@ -76,11 +97,11 @@ function event(s: Step): CompactionEvent {
  * `order` (indexes into `steps`), 1 s apart: within the 5 s reorder grace.
  */
 function serviceState(steps: readonly Step[], order: readonly number[]): string | undefined {
-  const c = new Correlator({ reorderGraceMs: 5_000 });
+  const c = new Correlator({ reorderGraceMs: 5_000, approverKeys: [APPROVER.publicKeyHex] });
   const start = Date.parse(t(100));
   let last: string | undefined;
   order.forEach((i, k) => {
-    for (const r of c.observe(event(steps[i]!), start + k * 1000)) last = r.classification.state;
+    for (const r of c.observe(event(steps, steps[i]!), start + k * 1000)) last = r.classification.state;
   });
   return last;
 }

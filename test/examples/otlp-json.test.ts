@@ -8,10 +8,13 @@
  * against src/otel/semconv.ts.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publicKeyHex } from '../../src/authority/signing.js';
 import { ACTIONS, type ContinuityState, DECISION_REASONS } from '../../src/classify/states.js';
 import { digestValue } from '../../src/digest/digest.js';
 import { readCompactionSpan } from '../../src/otel/attributes.js';
@@ -276,12 +279,38 @@ print(json.dumps(out))
 
     beforeAll(async () => {
       downstream = await startDownstream();
-      serve = await startServe({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: downstream.base } });
+      // The human's approver key: serve trusts it, and the script's signer signs with it.
+      const { privateKey } = generateKeyPairSync('ed25519');
+      signerDir = mkdtempSync(join(tmpdir(), 'otlp-json-signer-'));
+      const keyFile = join(signerDir, 'approver.pem');
+      writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+      signer = join(signerDir, 'sign.mjs');
+      writeFileSync(
+        signer,
+        [
+          "import { createPrivateKey } from 'node:crypto';",
+          "import { readFileSync } from 'node:fs';",
+          `import { approvalStatement, keyIdOf, signStatement } from ${JSON.stringify(join(ROOT, 'dist/authority/signing.js'))};`,
+          `const key = createPrivateKey(readFileSync(${JSON.stringify(keyFile)}, 'utf8'));`,
+          'const [sessionId, boundaryId, decision, fromDigest, toDigest, approvalRef, approvedBy, approvedAt] = process.argv.slice(2);',
+          'const keyId = keyIdOf(key);',
+          'const statement = approvalStatement({ sessionId, boundaryId, decision, fromDigest, toDigest, approvalRef, approvedBy, approvedAt, keyId });',
+          "console.log(keyId + ' ' + signStatement(statement, key));",
+        ].join('\n'),
+      );
+      serve = await startServe({
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: downstream.base },
+        config: { correlation: { approverKeys: [publicKeyHex(privateKey)] } },
+      });
     });
+
+    let signerDir: string | undefined;
+    let signer = '';
 
     afterAll(async () => {
       await serve?.stop();
       await downstream?.close();
+      if (signerDir) rmSync(signerDir, { recursive: true, force: true });
     });
 
     /** Waits for the session's post span downstream and checks what the service wrote on it. */
@@ -376,6 +405,8 @@ print(json.dumps(out))
       // A base URL, as the Claude Code adapter takes it: the script appends /v1/traces.
       const r = await run(SCRIPT, ['--variant', 'approved-scope', '--session', session], {
         CONTINUITY_OTLP_ENDPOINT: serve.base,
+        // The approval signed by the human's key, which serve trusts.
+        CONTINUITY_APPROVAL_SIGNER: `${process.execPath} ${signer}`,
       });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);

@@ -8,8 +8,9 @@
  * the pre, post and approval spans that no process coordinated.
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approverDir, keyStoreFiles } from '../../src/authority/key-store.js';
 import { boundaryTraceId } from '../../src/otel/boundary-trace.js';
 import {
   ATTR_BOUNDARY_ID,
@@ -28,6 +29,7 @@ import {
   startServe,
   waitFor,
 } from '../service/harness.js';
+import { withApproverKey } from '../support/human.js';
 import { makePlace, type Place, runCli } from './harness.js';
 
 const SESSION = 'placement-session-1';
@@ -42,11 +44,16 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   place = makePlace('trace-placement-');
   downstream = await startDownstream();
+  // serve trusts the human's approver key (made where the human's `approve` finds it).
+  const humanEnv = withApproverKey(place.env({}), dirname(place.dir));
   serve = await startServe({
     config: {
       downstream: { endpoint: `${downstream.base}/v1/traces` },
       // The second boundary's runtime has a short window, so its check span comes soon.
-      correlation: { postWindows: { 'short-agent': '1s' } },
+      correlation: {
+        postWindows: { 'short-agent': '1s' },
+        approverKeys: [keyStoreFiles(approverDir(humanEnv)).publicKey],
+      },
     },
     dir: place.dir,
   });

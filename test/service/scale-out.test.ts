@@ -39,6 +39,7 @@ import {
 import { decodeTraceRequest, encodeTraceRequest, recordToAttributes } from '../../src/otlp/index.js';
 import type { OtlpTraceRequest } from '../../src/otlp/types.js';
 import { checkResourceSpans } from '../../src/service/enrich.js';
+import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 import { HashRing, partitionByTraceId } from '../support/load-balancing.js';
 import { type Downstream, post, type ServeProcess, startDownstream, startServe, waitFor } from './harness.js';
 
@@ -251,14 +252,19 @@ describe('three continuity serve instances behind trace-id routing', () => {
         middleRound.push(
           approvalSpan(
             sid,
-            {
-              decision: 'scope',
-              fromDigest: A,
-              toDigest: B,
-              approvalRef: `CHG-${i}`,
-              approvedBy: 'alice',
-              approvedAt: '2026-11-30T10:01:00Z',
-            },
+            // Signed by the test approver every startServe trusts by default.
+            SERVICE_TEST_APPROVER.sign(
+              {
+                decision: 'scope',
+                fromDigest: A,
+                toDigest: B,
+                approvalRef: `CHG-${i}`,
+                approvedBy: 'alice',
+                approvedAt: '2026-11-30T10:01:00Z',
+              },
+              sid,
+              boundary.boundaryId,
+            ),
             k + 1,
             boundary.boundaryId,
           ),
