@@ -19,13 +19,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approverDir, keyStoreFiles } from '../../src/authority/key-store.js';
 import { formatRfc3339Utc } from '../../src/decision/time.js';
 import { activityAttributes, approvalAttributes, snapshotAttributes } from '../../src/otel/attributes.js';
 import { SPAN_ACTIVITY, SPAN_COMPACTION_POST, SPAN_DECISION_APPROVAL } from '../../src/otel/semconv.js';
 import { startServingDemo } from '../demo/harness.js';
 import { type ServeProcess, startServe } from '../service/harness.js';
 import { expectedStates, loadSixCases, type SentCase, sendSixCases } from '../service/six-cases.js';
+import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 import { type Browser, ensureBrowser, launchChromium, type Page } from '../support/browser.js';
+import { atTerminal, ensureTerminalTools, withApproverKey } from '../support/human.js';
+import { BIN } from '../support/world.js';
 import {
   cli,
   type LiveBoundary,
@@ -55,6 +59,19 @@ const LIVE_POST = {
 };
 
 const key = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 16);
+
+/**
+ * A human runs `continuity approve` (the page's command) in their own terminal: the approval is
+ * signed with their key, its passphrase typed at the prompt (../support/human.ts).
+ */
+async function approveAtTerminal(place: Place, env: NodeJS.ProcessEnv, args: string[]): Promise<void> {
+  const r = await atTerminal(process.execPath, [BIN, ...args], {
+    env: withApproverKey(env, place.dir),
+    cwd: place.dir,
+  });
+  expect(r.status, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout).toContain('approval recorded');
+}
 
 function rgb(hex: string): string {
   const n = Number.parseInt(hex.slice(1), 16);
@@ -96,12 +113,19 @@ async function open(path: string): Promise<Page> {
 
 beforeAll(async () => {
   await ensureBrowser();
+  await ensureTerminalTools();
   place = makePlace('ui-browser-');
+  // The human's approver key (its passphrase typed at a terminal when they approve): the serve
+  // trusts it, beside the key the six cases' spans are signed with.
+  const humanKey = keyStoreFiles(approverDir(withApproverKey(place.env({}), place.dir))).publicKey;
   serve = await startServe({
     dir: place.dir,
     // Long post windows: the human's approval and the re-observation come minutes later.
     config: {
-      correlation: { postWindows: { sdk: '30m', 'claude-code': '30m' } },
+      correlation: {
+        postWindows: { sdk: '30m', 'claude-code': '30m' },
+        approverKeys: [SERVICE_TEST_APPROVER.publicKeyHex, humanKey],
+      },
       ui: { traceLink: { jaeger: 'http://127.0.0.1:16686' }, ledger: place.ledger },
     },
   });
@@ -412,9 +436,9 @@ describe('the continuity page in Chromium', () => {
 
     // The live conflict: the page's own approve command, run by a human in another process…
     const liveCommand = (await commandOf(key(LIVE_SESSION)))!;
-    await cli(
+    await approveAtTerminal(
       place,
-      serve.base,
+      place.env({ CONTINUITY_OTLP_ENDPOINT: serve.base }),
       pageCommandArgv(liveCommand, { '<ticket-or-note-id>': 'CHG-42', '<your-id>': 'reviewer-7' }),
     );
     // …and the agent's re-observation.
@@ -439,14 +463,21 @@ describe('the continuity page in Chromium', () => {
     await sendSpans(serve.otlp, [
       {
         name: SPAN_DECISION_APPROVAL,
-        attributes: approvalAttributes(sent[4]!.sessionId, {
-          decision: 'scope',
-          fromDigest: cases[4]!.pre!.decisions.scope!.digest,
-          toDigest: cases[4]!.post!.decisions.scope!.digest,
-          approvalRef: 'CHG-43',
-          approvedBy: 'reviewer-7',
-          approvedAt: formatRfc3339Utc(Date.now()),
-        }),
+        attributes: approvalAttributes(
+          sent[4]!.sessionId,
+          SERVICE_TEST_APPROVER.sign(
+            {
+              decision: 'scope',
+              fromDigest: cases[4]!.pre!.decisions.scope!.digest,
+              toDigest: cases[4]!.post!.decisions.scope!.digest,
+              approvalRef: 'CHG-43',
+              approvedBy: 'reviewer-7',
+              approvedAt: formatRfc3339Utc(Date.now()),
+            },
+            sent[4]!.sessionId,
+            sent[4]!.boundaryId,
+          ),
+        ),
       },
     ]);
     const boundary = (c: SentCase) => ({ boundaryId: c.boundaryId, runtime: 'sdk' });
@@ -538,7 +569,11 @@ describe('the continuity page in Chromium', () => {
     expect(command).toMatch(
       /^continuity approve --session ledger-conflict-1 --decision scope --from-digest sha256:/,
     );
-    await run(pageCommandArgv(command, { '<ticket-or-note-id>': 'CHG-44', '<your-id>': 'reviewer-7' }));
+    await approveAtTerminal(
+      place,
+      offline,
+      pageCommandArgv(command, { '<ticket-or-note-id>': 'CHG-44', '<your-id>': 'reviewer-7' }),
+    );
     await page.waitForSelector(card, { state: 'detached', timeout: 20_000 });
     const row = `#sessions tr[data-session-key="${key(session)}"]`;
     expect(await page.getAttribute(row, 'data-state')).toBe('approved_change');
