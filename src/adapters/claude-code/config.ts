@@ -74,6 +74,12 @@ export interface HookDialect {
    * compaction completed at or after `sinceMs`, the time it completed (RFC 3339); read locally,
    * never stored or sent. The next hook of the session confirms a pending pre capture with it.
    */
+  /**
+   * How the gate's `ask` is answered: as `ask` (default), or as `deny` for a runtime whose
+   * non-interactive mode runs a tool it was asked to confirm (Copilot CLI 1.0.102 with
+   * `--allow-all-tools`, recorded by test/copilot-e2e): the reason still says what the human can do.
+   */
+  readonly askAs?: 'deny';
   readonly compactionEvidence?: (
     env: NodeJS.ProcessEnv,
     sessionId: string,
@@ -178,10 +184,10 @@ export const HOOK_TIMEOUT_S: Readonly<Record<string, number>> = Object.freeze({
  * but at least a second below the event's timeout, so the hook answers (the gate `ask`) before
  * Claude Code gives up on it.
  */
-export function hookDeadlineMs(event: string, configured: number, dialect?: HookDialect): number {
-  // Another dialect's timeouts are its own runtime's (measured per runtime in its docs): the
-  // configured deadline stands there.
-  if (dialect && dialect.runtime !== RUNTIME) return configured;
+export function hookDeadlineMs(event: string, configured: number): number {
+  // Every dialect's hooks are registered by init with these timeouts (scaled to the runtime's
+  // unit), and Copilot and Gemini let a tool run when its hook times out: the watchdog must answer
+  // first there too.
   const timeout = (HOOK_TIMEOUT_S[event] ?? 5) * 1000;
   return Math.max(500, Math.min(configured, timeout - 1000));
 }

@@ -277,7 +277,7 @@ export function runClaudeCodeHook(
     const p = parsed.payload;
     const env = resolveClaudeCodeEnv(io.env, io.script, dialect);
     const gateEvent = GATE_EVENTS.has(p.event);
-    const deadline = hookDeadlineMs(p.event, env.core.hookDeadlineMs, dialect);
+    const deadline = hookDeadlineMs(p.event, env.core.hookDeadlineMs);
     // Past its deadline the gate asks and a recording hook answers nothing, and the process exits:
     // Claude Code never sees a hook of ours time out (and `onFailure: "block"` on the gate's
     // registration blocks the tool if one ever does).
@@ -419,10 +419,11 @@ export function gateOutput(
     // confirmation nobody can give. The reason still says what the human can do.
     return `${JSON.stringify({ decision: 'deny', reason: answer.reason })}\n`;
   }
+  const verdict = answer.verdict === 'ask' && dialect.askAs === 'deny' ? 'deny' : answer.verdict;
   return `${JSON.stringify({
     hookSpecificOutput: {
       hookEventName: event,
-      permissionDecision: answer.verdict,
+      permissionDecision: verdict,
       permissionDecisionReason: answer.reason,
     },
   })}\n`;

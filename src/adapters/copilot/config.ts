@@ -46,5 +46,7 @@ export const COPILOT_DIALECT: HookDialect = Object.freeze({
   events: new Set(['PreToolUse', 'PreCompact', 'SessionStart', 'PostToolUse', 'UserPromptSubmit', 'Stop']),
   settingsSeed: { version: 1 },
   compactionEvidence: copilotCompactionEvidence,
+  // Copilot's prompt mode with --allow-all-tools runs a tool its hook asked to confirm.
+  askAs: 'deny',
   restateForm: 'heredoc',
 });
