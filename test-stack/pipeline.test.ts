@@ -7,15 +7,18 @@
  * assertion reads a real peer's own API: Jaeger's query API, Prometheus's, the webhook bodies
  * Alertmanager sent, the logs the Collector exported.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { publicKeyHex } from '../src/authority/signing.js';
 import { snapshotAttributes } from '../src/otel/attributes.js';
 import { sessionKey } from '../src/ui/shown.js';
 import { SPANMETRICS_PREFIXES } from '../test/alerting/collector-names.js';
 import { dashboardQueries, expandGrafanaVariables, loadDashboard } from '../test/alerting/promql.js';
 import { otlpJsonRequest } from '../test/alerting/six-case-spans.js';
+import { SERVICE_TEST_APPROVER } from '../test/support/approver.js';
 import { LOGS_PATH, type OtlpReceiver, startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { type AppRun, createReadmeApp, runReadmeApp } from './support/readme-app.js';
 import {
@@ -47,6 +50,29 @@ import {
 
 const stack = inject('stack');
 const dir = mkdtempSync(join(tmpdir(), 'continuity-stack-'));
+
+/**
+ * The human's approver key for the Python agent's approvals: the serve instances trust it, and the
+ * signer the agent calls (`CONTINUITY_APPROVAL_SIGNER`, as examples/otlp-json takes it) signs the
+ * approval statement with it. Unsigned, an approval is only an attempt (docs/security.md).
+ */
+const approver = generateKeyPairSync('ed25519').privateKey;
+const approverKeyFile = join(dir, 'approver.pem');
+writeFileSync(approverKeyFile, approver.export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
+const approverSigner = join(dir, 'sign.mjs');
+writeFileSync(
+  approverSigner,
+  [
+    "import { createPrivateKey } from 'node:crypto';",
+    "import { readFileSync } from 'node:fs';",
+    `import { approvalStatement, keyIdOf, signStatement } from ${JSON.stringify(join(REPO, 'dist/authority/signing.js'))};`,
+    `const key = createPrivateKey(readFileSync(${JSON.stringify(approverKeyFile)}, 'utf8'));`,
+    'const [sessionId, boundaryId, decision, fromDigest, toDigest, approvalRef, approvedBy, approvedAt] = process.argv.slice(2);',
+    'const keyId = keyIdOf(key);',
+    'const statement = approvalStatement({ sessionId, boundaryId, decision, fromDigest, toDigest, approvalRef, approvedBy, approvedAt, keyId });',
+    "console.log(keyId + ' ' + signStatement(statement, key));",
+  ].join('\n'),
+);
 
 /** The Python agent's sessions: every script, interleaved, several times over. */
 const PY_SCRIPTS = [
@@ -152,7 +178,12 @@ beforeAll(async () => {
       server: { host: '127.0.0.1', port: 0, grpcPort: 0 },
       downstream: { endpoint: `http://127.0.0.1:${enriched}/v1/traces`, protocol: 'http/protobuf' },
       state: { dir: join(dir, name) },
-      correlation: { postWindows: { 'python-agent': PY_POST_WINDOW }, maxPendingBoundaries: MAX_PENDING },
+      correlation: {
+        postWindows: { 'python-agent': PY_POST_WINDOW },
+        maxPendingBoundaries: MAX_PENDING,
+        // The human's key (the Python agent's approvals) and the six cases' test approver.
+        approverKeys: [publicKeyHex(approver), SERVICE_TEST_APPROVER.publicKeyHex],
+      },
       ui: { traceLink: { jaeger: jaeger.query }, ledger: false },
       log: { level: 'info' },
     });
@@ -206,6 +237,7 @@ beforeAll(async () => {
       PATH: process.env.PATH,
       AGENT_OTLP_ENDPOINT: gateway.grpc,
       CONTINUITY_DIGEST_DIR: join(REPO, 'examples', 'otlp-json'),
+      CONTINUITY_APPROVAL_SIGNER: `${process.execPath} ${approverSigner}`,
     },
     JSON.stringify(PY_SESSIONS),
   );

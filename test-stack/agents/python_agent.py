@@ -14,6 +14,8 @@ Prints one JSON line: {"agentSpans": {session: [traceId, spanId]}, "sent": n}.
 """
 import json
 import os
+import shlex
+import subprocess
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -119,7 +121,7 @@ def main():
     for s in sessions:
         if s["script"] == "approved_change":
             at = rfc3339(datetime.now(timezone.utc))
-            tracer.start_span("continuity.approval", context=ctx[s["session"]], attributes={
+            attrs = {
                 "session.id": s["session"],
                 "continuity.approval.decision": "scope",
                 "continuity.approval.from_digest": digest(SCOPE),
@@ -127,7 +129,20 @@ def main():
                 "continuity.approval.ref": "CHG-1",
                 "continuity.approval.approved_by": "alice",
                 "continuity.approval.approved_at": at,
-            }).end()
+            }
+            signer = os.environ.get("CONTINUITY_APPROVAL_SIGNER")
+            if signer:
+                # The human's signature of the approval statement (docs/security.md), from the
+                # signer they control: unsigned, serve counts the approval only as an attempt.
+                boundary = s["session"] + "-b1"
+                out = subprocess.run(
+                    shlex.split(signer) + [s["session"], boundary, "scope", digest(SCOPE), digest(WIDER), "CHG-1", "alice", at],
+                    check=True, capture_output=True, text=True,
+                ).stdout.split()
+                attrs["continuity.approval.boundary_id"] = boundary
+                attrs["continuity.approval.key_id"] = out[0]
+                attrs["continuity.approval.signature"] = out[1]
+            tracer.start_span("continuity.approval", context=ctx[s["session"]], attributes=attrs).end()
             sent += 1
     time.sleep(0.05)
     for s in sessions:
