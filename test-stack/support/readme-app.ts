@@ -44,13 +44,37 @@ export async function createReadmeApp(dir: string): Promise<App> {
   return app;
 }
 
+/**
+ * The README's extension block for one of the app's sessions: its own example session id gives way
+ * to the app's (`sessionId`, declared around it), and its restated `target` is the script's (a
+ * conflicting session restates another branch). Every other line is the README's.
+ */
+function extensionBlock(): string {
+  const block = readmeBlock('extension');
+  const own = /^const sessionId = .*;\n/m;
+  if (!own.test(block)) throw new Error('README.md extension no longer declares its sessionId');
+  const target = "target: { value: 'release/2.4' },";
+  const at = block.lastIndexOf(target);
+  if (at < 0 || at === block.indexOf(target))
+    throw new Error('README.md extension no longer restates target');
+  const restated =
+    block.slice(0, at) +
+    "target: { value: s.script === 'conflicting' ? 'main' : 'release/2.4' }," +
+    block.slice(at + target.length);
+  return restated.replace(own, '');
+}
+
 /** The app's source for `transport`: the README's lines, sessions from STACK_SESSIONS. */
 export function readmeAppSource(transport: Transport): string {
-  let setup = setupBlock('sdk-2.x', 'as-written');
+  // The README names its service `my-agent`; each transport's app is its own service here.
+  const named = "serviceName: 'my-agent',";
+  let setup = setupBlock('setup', 'as-written');
+  if (!setup.includes(named)) throw new Error('README.md setup no longer sets serviceName');
+  setup = setup.replace(named, 'serviceName: process.env.OTEL_SERVICE_NAME,');
   if (transport === 'grpc') {
     for (const signal of ['trace', 'metrics']) {
       const proto = `@opentelemetry/exporter-${signal}-otlp-proto`;
-      if (!setup.includes(proto)) throw new Error(`README.md sdk-2.x no longer imports ${proto}`);
+      if (!setup.includes(proto)) throw new Error(`README.md setup no longer imports ${proto}`);
       setup = setup.replace(proto, `@opentelemetry/exporter-${signal}-otlp-grpc`);
     }
   }
@@ -77,7 +101,7 @@ await Promise.all(
         acceptance_test: { value: testCommand },
       };
       // ---- README.md: the extension ----
-${readmeBlock('extension')}
+${extensionBlock()}
       // ---- end of README.md ----
       out.states[sessionId] = state;
       const c = span.spanContext();
