@@ -4,12 +4,13 @@
  * (`.github/hooks/continuity.json`, Claude Code's format) through a real background compaction
  * (usage over 80 % of `COPILOT_PROVIDER_MAX_PROMPT_TOKENS`).
  *
- * Copilot has no post-compaction hook: the compaction is confirmed from Copilot's own event log
- * (`session.compaction_complete`, success) by the next hook of the session. The agent's shell
- * waits for that record before the scripted writes, so the scenario does not depend on how long
- * the background compaction takes.
+ * Copilot has no post-compaction hook: the compaction is confirmed by the next hook of the session
+ * from Copilot's own records, its checkpoint file (written as the compaction is applied) or its
+ * event log (`session.compaction_complete`, success; written on a debounce, so often after that
+ * hook ran). Copilot makes the summary in the background and applies it at the next turn: the
+ * agent's shell waits (bounded) before the scripted writes, so the summary is ready by then.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,7 +118,11 @@ function create(id: string, path: string, text: string): ReplyStep {
   return { toolCalls: [{ name: 'create', id, args: { path, file_text: text } }] };
 }
 
-/** Waits (bounded) until Copilot's event log records a completed compaction. */
+/**
+ * Waits (bounded) for the background compaction: its record reaches the event log only once it is
+ * applied at the next turn, so the loop usually runs to its bound (10 s), time enough for the
+ * summary; a Copilot that logs it sooner ends the wait sooner.
+ */
 const WAIT_FOR_COMPACTION = bash(
   'wait',
   `for i in $(seq 100); do grep -qs '"session.compaction_complete"' "$HOME"/.copilot/session-state/*/events.jsonl && break; sleep 0.1; done`,
@@ -192,13 +197,8 @@ async function compactThenRestate(w: World, restated: Record<string, unknown>, e
 }
 
 describe.concurrent('GitHub Copilot CLI on the real binary', () => {
-  // Skipped at the end of the wave that merged the trust-boundary work into the hook path: on
-  // main the first write after a Copilot compaction goes through (its PreToolUse hook answers in
-  // ~60 ms, as from a cache that has not seen the pending compaction), though the same hooks deny
-  // it when driven by hand with Copilot's payloads. Passed on the adapter's own branch; open in the
-  // issue's closing note, to be found and fixed before this is enabled again.
-  it.skip(
-    'a background compaction confirmed from its event log; a conflicting restatement stops the write; self-approval refused; a human approval releases it',
+  it(
+    'a background compaction confirmed from Copilot’s own records; a conflicting restatement stops the write; self-approval refused; a human approval releases it',
     async () => {
       const w = await makeWorld();
       try {
@@ -245,12 +245,7 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
     SCENARIO_TIMEOUT_MS,
   );
 
-  // Skipped at the end of the wave that merged the trust-boundary work into the hook path: on
-  // main the first write after a Copilot compaction goes through (its PreToolUse hook answers in
-  // ~60 ms, as from a cache that has not seen the pending compaction), though the same hooks deny
-  // it when driven by hand with Copilot's payloads. Passed on the adapter's own branch; open in the
-  // issue's closing note, to be found and fixed before this is enabled again.
-  it.skip(
+  it(
     'a preserved restatement lets the write through',
     async () => {
       const w = await makeWorld();
@@ -260,6 +255,50 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         expect(existsSync(w.file('after.txt'))).toBe(true);
         const st = await statusOf<StatusEntry>(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'a compaction cancelled when the session ends (no checkpoint, outcome cancelled) opens no boundary: the next session writes',
+    async () => {
+      const w = await makeWorld();
+      try {
+        // The session ends before the summary comes back: Copilot cancels the compaction.
+        const server = await startChatServer({
+          steps: [bash('before', 'echo before > before.txt', OVER_THRESHOLD), { text: 'Done.' }],
+          summaryDelayMs: 8000,
+        });
+        let sessionId: string;
+        try {
+          const r = await w.copilot(server, 'Work on the task.');
+          expect(r.status, r.stderr).toBe(0);
+          sessionId = onlySession(w);
+        } finally {
+          await server.close();
+        }
+        const dir = join(w.file('..'), 'home', '.copilot', 'session-state', sessionId);
+        const completes = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"type":"session.compaction_complete"'))
+          .map((l) => JSON.parse(l).data as { success: boolean; outcome: string });
+        expect(completes.map((c) => [c.success, c.outcome])).toEqual([[false, 'cancelled']]);
+        expect(readdirSync(join(dir, 'checkpoints')).filter((n) => /^[0-9]+-/.test(n))).toEqual([]);
+
+        const next = await startChatServer({
+          steps: [create('w-next', w.file('next.txt'), 'next\n'), { text: 'Done.' }],
+        });
+        try {
+          const r = await w.copilot(next, 'Go on.', sessionId);
+          expect(r.status, r.stderr).toBe(0);
+        } finally {
+          await next.close();
+        }
+        expect(existsSync(w.file('next.txt'))).toBe(true);
+        expect(boundaryIdsOf(sessionRecords(w.ledgerRecords(), sessionId))).toEqual([]);
       } finally {
         w.dispose();
       }

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   copilotCompactionEvidence,
   copilotEventLog,
+  latestCheckpoint,
   latestCompaction,
 } from '../../src/adapters/copilot/log.js';
 
@@ -52,5 +53,45 @@ describe('Copilot event log', () => {
     expect(copilotEventLog({ HOME: home, COPILOT_HOME: '/srv/cp' }, 'abc-123')).toBe(
       '/srv/cp/session-state/abc-123/events.jsonl',
     );
+  });
+
+  it('a checkpoint file written at or after the pre is evidence even before the log records the compaction', () => {
+    const home = mkdtempSync(join(tmpdir(), 'copilot-log-'));
+    const dir = join(home, '.copilot', 'session-state', 'abc-123');
+    mkdirSync(join(dir, 'checkpoints'), { recursive: true });
+    // Copilot's log as flushed when the next tool call's hook ran: the start, not the completion.
+    writeFileSync(
+      join(dir, 'events.jsonl'),
+      '{"type":"session.compaction_start","data":{},"timestamp":"2026-12-06T01:00:01.000Z"}\n',
+    );
+    writeFileSync(join(dir, 'checkpoints', 'index.md'), '# Checkpoint History\n');
+    expect(copilotCompactionEvidence({ HOME: home }, 'abc-123', since)).toBeUndefined();
+    const file = join(dir, 'checkpoints', '001-session-abc.md');
+    writeFileSync(file, '## Summary\nSECRET SUMMARY\n');
+    const at = new Date('2026-12-06T01:00:14.112Z');
+    utimesSync(file, at, at);
+    expect(copilotCompactionEvidence({ HOME: home }, 'abc-123', since)).toBe('2026-12-06T01:00:14.112Z');
+    // Before the pre: an earlier compaction's checkpoint.
+    expect(
+      latestCheckpoint(join(dir, 'checkpoints'), Date.parse('2026-12-06T01:00:15.000Z')),
+    ).toBeUndefined();
+  });
+
+  it('a link, a directory or the index in the checkpoints, or a link in place of the directory, is no evidence', () => {
+    const root = mkdtempSync(join(tmpdir(), 'copilot-cp-'));
+    const real = join(root, 'real');
+    mkdirSync(real);
+    writeFileSync(join(real, '001-x.md'), 'x');
+    const dir = join(root, 'checkpoints');
+    mkdirSync(dir);
+    symlinkSync(join(real, '001-x.md'), join(dir, '002-link.md'));
+    mkdirSync(join(dir, '003-dir.md'));
+    writeFileSync(join(dir, 'index.md'), 'x');
+    writeFileSync(join(dir, 'notes.md'), 'x');
+    expect(latestCheckpoint(dir, since)).toBeUndefined();
+    symlinkSync(real, join(root, 'linked'));
+    expect(latestCheckpoint(join(root, 'linked'), since)).toBeUndefined();
+    expect(latestCheckpoint(real, since)).toBeDefined();
+    expect(latestCheckpoint(join(root, 'missing'), since)).toBeUndefined();
   });
 });

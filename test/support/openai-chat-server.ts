@@ -104,6 +104,8 @@ export interface ChatServerOptions {
   usage?: Usage;
   /** Usage of the summary reply. Default `usage`. */
   summaryUsage?: Usage;
+  /** How long the summary reply is held back (ms), e.g. so a session ends before its compaction does. Default 0. */
+  summaryDelayMs?: number;
   /** The reply once `steps` are used up. Default `Done.` */
   fallback?: string;
   /**
@@ -289,6 +291,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     } else if (isSummary(body)) {
       record.kind = 'summary';
       reply = { text: options.summary ?? DEFAULT_SUMMARY, usage: options.summaryUsage ?? usage };
+      if (options.summaryDelayMs) await new Promise((r) => setTimeout(r, options.summaryDelayMs));
     } else if (next < options.steps.length) {
       record.kind = 'step';
       record.step = next;

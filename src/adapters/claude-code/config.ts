@@ -70,16 +70,18 @@ export interface HookDialect {
   /** What a hooks file init creates starts with (e.g. Copilot's `{ "version": 1 }`); `--remove` deletes a file left with only this. */
   readonly settingsSeed?: Readonly<Record<string, unknown>>;
   /**
-   * For a runtime with no post-compaction hook (Copilot): when the session's own record shows a
-   * compaction completed at or after `sinceMs`, the time it completed (RFC 3339); read locally,
-   * never stored or sent. The next hook of the session confirms a pending pre capture with it.
-   */
-  /**
    * How the gate's `ask` is answered: as `ask` (default), or as `deny` for a runtime whose
    * non-interactive mode runs a tool it was asked to confirm (Copilot CLI 1.0.102 with
    * `--allow-all-tools`, recorded by test/copilot-e2e): the reason still says what the human can do.
    */
   readonly askAs?: 'deny';
+  /**
+   * For a runtime with no post-compaction hook (Copilot): when the session's own record shows a
+   * compaction completed at or after `sinceMs`, the time it completed (RFC 3339); read locally,
+   * never stored or sent. The next hook of the session confirms a pending pre capture with it, so
+   * the record must be on disk before the runtime runs the next hook (Copilot's event log is
+   * not: src/adapters/copilot/log.ts).
+   */
   readonly compactionEvidence?: (
     env: NodeJS.ProcessEnv,
     sessionId: string,

@@ -1,24 +1,39 @@
 /**
- * Copilot CLI's own record of a compaction: the session's event log,
- * `$COPILOT_HOME/session-state/<session>/events.jsonl` (`~/.copilot` by default), the file its
- * PreCompact payload names as the transcript. Copilot has no post-compaction hook; it appends
- * `session.compaction_complete` with `success` and `outcome` (`applied`, or `cancelled` when the
- * session ended first) to this log (recorded on 1.0.102, docs/copilot.md).
+ * Copilot CLI's own record of a compaction, in the session's directory
+ * `$COPILOT_HOME/session-state/<session>/` (`~/.copilot` by default). Copilot has no
+ * post-compaction hook; when it applies a compaction it writes two records (recorded on 1.0.102,
+ * docs/copilot.md):
  *
- * Read locally, by the hook of the session that runs next, only for the type, success and time of
- * those records: the log also holds prompts, summaries and tool payloads, which are never kept.
- * Opened as a regular file only, without following a link or blocking, and read from its tail.
+ * - a checkpoint file, `checkpoints/NNN-<title>.md` (the summary), written as the compaction is
+ *   applied, before the next model request: so before the next tool call's hook runs. A cancelled
+ *   or failed compaction writes none.
+ * - `session.compaction_complete` with `success` and `outcome` (`applied`, or `cancelled` when
+ *   the session ended first) in the event log `events.jsonl`, the file its PreCompact payload
+ *   names as the transcript. Copilot writes that log on a debounce: the record can reach the disk
+ *   after the next tool call's `preToolUse` hook has run, so the log alone can miss an applied
+ *   compaction at exactly the tool call that must be held.
+ *
+ * Either is evidence. Read locally, by the hook of the session that runs next: of the checkpoint
+ * files only their names, type and time; of the log only the type, success and time of those
+ * records (the log and the checkpoints also hold prompts, summaries and tool payloads, which are
+ * never read or kept). Files are opened as regular files only, without following a link or
+ * blocking; the log is read from its tail.
  *
  * Lean: node built-ins only (the gate's bundle holds it).
  */
+import { lstatSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { readTail } from '../core/tail.js';
 
 /** How much of the log's tail is read: a compaction's record is among the session's last events. */
 export const LOG_TAIL_BYTES = 4 * 1024 * 1024;
 
 const COMPLETE = '"session.compaction_complete"';
+/** A checkpoint file Copilot writes for an applied compaction (`001-session-0c579f57.md`); not `index.md`. */
+const CHECKPOINT_FILE = /^[0-9]{3,}-[^/]*\.md$/;
+/** Most directory entries looked at: Copilot writes one checkpoint per compaction. */
+const MAX_CHECKPOINT_ENTRIES = 10_000;
 /** Copilot's session ids are UUIDs; anything else never becomes a path. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 
@@ -55,13 +70,51 @@ export function latestCompaction(text: string, sinceMs: number): string | undefi
   return latest;
 }
 
-/** {@link HookDialect.compactionEvidence} for Copilot: its event log's latest completed compaction since `sinceMs`. */
+/**
+ * The time (RFC 3339) of the latest checkpoint file in `dir` written at or after `sinceMs`: a
+ * compaction Copilot applied then. Only regular files (not links) named as checkpoints count; an
+ * unreadable or missing directory is no evidence.
+ */
+export function latestCheckpoint(dir: string, sinceMs: number): string | undefined {
+  let names: string[];
+  try {
+    // A link in place of the directory is not followed: lstat first (readdir never blocks).
+    if (!lstatSync(dir).isDirectory()) return undefined;
+    names = readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const name of names.slice(0, MAX_CHECKPOINT_ENTRIES)) {
+    if (!CHECKPOINT_FILE.test(name)) continue;
+    let mtimeMs: number;
+    try {
+      const st = lstatSync(join(dir, name));
+      if (!st.isFile()) continue;
+      mtimeMs = st.mtimeMs;
+    } catch {
+      continue;
+    }
+    if (mtimeMs >= sinceMs && mtimeMs > latest) latest = mtimeMs;
+  }
+  return Number.isFinite(latest) ? new Date(Math.round(latest)).toISOString() : undefined;
+}
+
+/**
+ * {@link HookDialect.compactionEvidence} for Copilot: the latest compaction applied since
+ * `sinceMs`, from its checkpoint files or its event log, whichever shows it (the log may not yet
+ * hold a compaction whose checkpoint is written: it is flushed on a debounce).
+ */
 export function copilotCompactionEvidence(
   env: NodeJS.ProcessEnv,
   sessionId: string,
   sinceMs: number,
 ): string | undefined {
   const path = copilotEventLog(env, sessionId);
-  const text = path ? readTail(path, LOG_TAIL_BYTES) : undefined;
-  return text === undefined ? undefined : latestCompaction(text, sinceMs);
+  if (!path) return undefined;
+  const checkpoint = latestCheckpoint(join(dirname(path), 'checkpoints'), sinceMs);
+  const text = readTail(path, LOG_TAIL_BYTES);
+  const logged = text === undefined ? undefined : latestCompaction(text, sinceMs);
+  if (!checkpoint || !logged) return checkpoint ?? logged;
+  return Date.parse(checkpoint) > Date.parse(logged) ? checkpoint : logged;
 }
