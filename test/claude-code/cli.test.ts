@@ -5,6 +5,8 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { READ_ONLY_TOOLS } from '../../src/adapters/claude-code/config.js';
+import { gateMatcherExcluding } from '../../src/adapters/claude-code/init.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { makeWorld, runCli } from './harness.js';
 
@@ -28,7 +30,9 @@ describe('continuity init claude-code', () => {
         cwd: world.project,
       });
       expect(first.status, first.stderr).toBe(EXIT.ok);
-      expect(first.stdout).toContain('.claude/settings.json: added PreToolUse (matcher *), timeout 5 s');
+      expect(first.stdout).toContain(
+        `.claude/settings.json: added PreToolUse (matcher ${gateMatcherExcluding(READ_ONLY_TOOLS)}), timeout 5 s`,
+      );
       expect(first.stdout).toContain('.claude/settings.json: added PreSkillShellCommand, timeout 5 s');
       expect(first.stdout).toContain('.claude/settings.json: kept 1 hook group(s) of your own');
       expect(first.stdout).toContain('.continuity/task.json: created from the template');
@@ -42,6 +46,18 @@ describe('continuity init claude-code', () => {
       expect(settings.hooks.PreToolUse[0].hooks[0].onFailure).toBe('block');
       expect(settings.hooks.PreSkillShellCommand[0].hooks[0].onFailure).toBe('block');
       expect(settings.hooks.PreCompact[0].hooks[0].onFailure).toBeUndefined();
+      // Activity per tool call and per prompt runs in the background; the gate, the boundary
+      // hooks and Stop (the end of a `claude -p` run kills a background hook) do not.
+      expect(settings.hooks.PostToolUse[1].hooks[0].async).toBe(true);
+      expect(settings.hooks.UserPromptSubmit[0].hooks[0].async).toBe(true);
+      for (const event of ['PreToolUse', 'PreCompact', 'PostCompact', 'SessionStart', 'Stop'])
+        expect(settings.hooks[event][0].hooks[0].async, event).toBeUndefined();
+      // The gate's matcher leaves out exactly the tools that only read.
+      const gateMatcher = new RegExp(settings.hooks.PreToolUse[0].matcher);
+      for (const tool of ['Read', 'Glob', 'Grep', 'TodoWrite', 'WebFetch'])
+        expect(gateMatcher.test(tool)).toBe(false);
+      for (const tool of ['Write', 'Edit', 'Bash', 'mcp__x__y', 'Task', 'ReadWrite', 'Reader'])
+        expect(gateMatcher.test(tool), tool).toBe(true);
       for (const event of [
         'PreToolUse',
         'PreSkillShellCommand',
@@ -65,6 +81,46 @@ describe('continuity init claude-code', () => {
       expect(second.stdout).toContain('.claude/settings.json: unchanged');
       expect(second.stdout).toContain('.continuity/task.json: exists, left as it is');
       expect(readFileSync(settingsPath, 'utf8')).toBe(before);
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it("upgrades an earlier install's hooks: the gate's `*` narrowed, activity hooks put in the background", async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      const settingsPath = join(world.project, '.claude', 'settings.json');
+      mkdirSync(join(world.project, '.claude'));
+      const ours = (extra = {}) => ({
+        type: 'command',
+        command: 'continuity hook claude-code',
+        timeout: 5,
+        ...extra,
+      });
+      writeFileSync(
+        settingsPath,
+        JSON.stringify({
+          hooks: {
+            PreToolUse: [
+              { matcher: '*', hooks: [ours({ onFailure: 'block' })] },
+              { matcher: '*', hooks: [{ type: 'command', command: './mine.sh' }] },
+            ],
+            PostToolUse: [{ matcher: '*', hooks: [ours()] }],
+          },
+        }),
+      );
+      const r = await runCli(['init', 'claude-code'], { env: world.shellEnv, cwd: world.project });
+      expect(r.status, r.stderr).toBe(EXIT.ok);
+      expect(r.stdout).toContain('.claude/settings.json: updated our hooks of PreToolUse, PostToolUse');
+      const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
+      expect(settings.hooks.PreToolUse[0].matcher).toBe(gateMatcherExcluding(READ_ONLY_TOOLS));
+      expect(settings.hooks.PreToolUse[1]).toEqual({
+        matcher: '*',
+        hooks: [{ type: 'command', command: './mine.sh' }],
+      });
+      expect(settings.hooks.PostToolUse).toEqual([{ matcher: '*', hooks: [ours({ async: true })] }]);
+      const again = await runCli(['init', 'claude-code'], { env: world.shellEnv, cwd: world.project });
+      expect(again.stdout).toContain('.claude/settings.json: unchanged');
     } finally {
       world.dispose();
     }

@@ -110,6 +110,12 @@ export interface HookDialect {
   readonly restateOn?: ReadonlySet<string>;
   /** How the agent is shown the restatement command (see {@link Voice.restateForm}). */
   readonly restateForm: 'heredoc' | 'flags';
+  /**
+   * Whether the runtime runs a command hook with `async: true` in the background: init then
+   * registers the activity hooks so (Claude Code 2.1.328 and 2.1.332, recorded; Qwen Code 0.24.4
+   * reads the flag). Default false: the key is left out.
+   */
+  readonly asyncHooks?: boolean;
 }
 
 /** What {@link HookDialect.compactionEvidence} may read: the payload's transcript, and the adapter's state directory for markers. */
@@ -222,6 +228,7 @@ export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   protection: 'claude',
   filePathFields: ['file_path', 'notebook_path'],
   restateForm: 'heredoc',
+  asyncHooks: true,
 });
 
 /** Claude Code's name of the runtime's event `name` (see {@link HookDialect.eventNames}). */

@@ -28,7 +28,7 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import { readGateState } from '../core/state.js';
+import { hookStartMs, readGateState } from '../core/state.js';
 import { trackStep } from '../core/track.js';
 import { CLAUDE_CODE_DIALECT, type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
@@ -221,6 +221,14 @@ async function onActivity(run: HookRun, stateName: ActivityState): Promise<strin
   const { payload: p, config, env } = run;
   const now = systemNow();
   await measureLate(run, now).catch((e: Error) => run.warn(`${p.event}: ${e.message.split('\n')[0]}`));
-  await recordActivity(config, claudeCodeState(env), p.sessionId, stateName, now, prefixed(run));
+  await recordActivity(
+    config,
+    claudeCodeState(env),
+    p.sessionId,
+    stateName,
+    now,
+    hookStartMs(),
+    prefixed(run),
+  );
   return '';
 }

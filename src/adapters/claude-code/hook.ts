@@ -54,7 +54,7 @@ import {
   withinHookDeadline,
 } from '../core/process.js';
 import { noteRecordRead, readTheRecord } from '../core/provenance.js';
-import { isRecord, readActivity, readGateState } from '../core/state.js';
+import { activityStep, hookStartMs, isRecord, readActivityMark, readGateState } from '../core/state.js';
 import {
   CLAUDE_CODE_DIALECT,
   type ClaudeCodeEnv,
@@ -364,12 +364,22 @@ export function runClaudeCodeHook(
     }
     const activity = activityOf(p);
     if (activity) {
-      // Unchanged activity: nothing to record, unless the current boundary still lacks its numbers.
-      if (
-        readActivity(claudeCodeState(env), p.sessionId) === activity &&
-        !wantsTokens(env, p.sessionId, Date.now())
-      )
+      // Unchanged or stale activity (a background hook of an earlier event finishing late, see
+      // recordActivity): nothing to record, unless the current boundary still lacks its numbers.
+      // An unchanged one still moves the recorded time on, so a later stale report is recognised.
+      const state = claudeCodeState(env);
+      const step = activityStep(readActivityMark(state, p.sessionId), activity, hookStartMs());
+      if (step !== 'changed' && !wantsTokens(env, p.sessionId, Date.now())) {
+        if (step === 'same')
+          await (await import('../core/track.js')).noteSameActivity(
+            state,
+            p.sessionId,
+            activity,
+            hookStartMs(),
+            warn,
+          );
         return;
+      }
     } else if (p.event === 'Notification') {
       return; // a notification that awaits nobody
     } else if (!RECORDING_EVENTS.has(p.event)) {

@@ -68,6 +68,8 @@ export interface HookRegistration {
   purpose: string;
   /** `block` on the gate's events: a failed or timed-out hook blocks the tool. */
   onFailure?: 'block';
+  /** Runs in the background (activity hooks on a dialect with {@link HookDialect.asyncHooks}). */
+  async?: true;
 }
 
 /**
@@ -110,16 +112,45 @@ export function hookRegistrations(gateMatcher: string): HookRegistration[] {
       timeout: t.InstructionsLoaded!,
       purpose: 'confirms a compaction',
     },
-    { event: 'PostToolUse', matcher: '*', timeout: t.PostToolUse!, purpose: 'activity: working' },
-    { event: 'UserPromptSubmit', timeout: t.UserPromptSubmit!, purpose: 'activity: working' },
+    {
+      event: 'PostToolUse',
+      matcher: '*',
+      timeout: t.PostToolUse!,
+      purpose: 'activity: working (in the background)',
+      async: true,
+    },
+    {
+      event: 'UserPromptSubmit',
+      timeout: t.UserPromptSubmit!,
+      purpose: 'activity: working (in the background)',
+      async: true,
+    },
     {
       event: 'Notification',
       timeout: t.Notification!,
       purpose: 'activity: waiting_human (permission, idle and input prompts)',
     },
     { event: 'PermissionRequest', timeout: t.PermissionRequest!, purpose: 'activity: waiting_human' },
+    // Not async: a `claude -p` run ends right after Stop and kills a background hook still running
+    // (2.1.328 and 2.1.332, recorded: an async Stop hook that took 2 s never finished), and Stop
+    // comes once a turn, not once a tool call.
     { event: 'Stop', timeout: t.Stop!, purpose: 'activity: idle' },
   ];
+}
+
+/**
+ * The gate's matcher for a dialect that lists its read-only tools: every tool but those, as a
+ * regular expression (`^(?!(?:Read|Glob|…)$).*`), so a tool that cannot write never starts the
+ * gate's process while any other (a write, a command, an MCP tool, a tool a later version adds)
+ * still reaches it. Claude Code 2.1.328 and 2.1.332 match a matcher that is not a plain list of
+ * names as a regular expression, and so does Copilot CLI 1.0.102 reading `.claude/settings.json`
+ * (recorded: Read and Glob started no gate, Write and Bash did). A hook's `if` filter cannot say
+ * this: it takes one permission rule (`Write|Bash` and `Write, Bash` match nothing, recorded), and
+ * Copilot ignores it.
+ */
+export function gateMatcherExcluding(readOnly: ReadonlySet<string>): string {
+  const names = [...readOnly].sort().map((n) => n.replace(/[^A-Za-z0-9_]/g, ''));
+  return `^(?!(?:${names.join('|')})$).*`;
 }
 
 /** What merging did. */
@@ -440,8 +471,9 @@ function install(options: InitOptions, t: Target): string[] {
   const command = `${launcherText} hook ${runtime}`;
   // Every tool reaches Claude Code's gate: the ones it does not know get its unknown-tool policy.
   // A dialect without a read-only list keeps its gated tools as the matcher.
+  const readOnly = env.dialect.readOnlyTools;
   const gateMatcher =
-    options.gateMatcher ?? (env.dialect.readOnlyTools ? '*' : env.dialect.gatedTools.join('|'));
+    options.gateMatcher ?? (readOnly ? gateMatcherExcluding(readOnly) : env.dialect.gatedTools.join('|'));
   const events = env.dialect.events;
   // `PreSkillShellCommand` and `onFailure` are Claude Code's (2.1.332, 2.1.328): another dialect
   // gets neither, so a runtime that validates its hook settings never sees a key it does not know.
@@ -451,6 +483,7 @@ function install(options: InitOptions, t: Target): string[] {
     .filter((r) => !events || events.has(r.event))
     .filter((r) => claude || r.event !== 'PreSkillShellCommand')
     .map((r) => (claude || !r.onFailure ? r : { ...r, onFailure: undefined }))
+    .map((r) => (env.dialect.asyncHooks || !r.async ? r : { ...r, async: undefined }))
     .map((r) => ({ ...r, event: runtimeEventName(env.dialect, r.event), timeout: r.timeout * scale }));
   const seeded =
     t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };
@@ -469,7 +502,11 @@ function install(options: InitOptions, t: Target): string[] {
     : { settings: protectedSettings.settings, added: { enabledMcpjsonServers: [], allow: [] } };
   const mcpAdded = mcpSettings.added.enabledMcpjsonServers.length + mcpSettings.added.allow.length;
   const changed =
-    merged.added.length > 0 || merged.rewritten.length > 0 || protectedSettings.added > 0 || mcpAdded > 0;
+    merged.added.length > 0 ||
+    merged.rewritten.length > 0 ||
+    merged.upgraded.length > 0 ||
+    protectedSettings.added > 0 ||
+    mcpAdded > 0;
   if (changed) writeJsonSettings(settingsPath, mcpSettings.settings, mode);
   if (server.change !== 'unchanged') writeJsonSettings(mcpJsonPath, server.doc, mcpJson.mode);
   out.push(...hookMergeLines(settingsRel, merged, command));

@@ -36,7 +36,7 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import { type GateBoundary, readGateState } from '../core/state.js';
+import { type GateBoundary, hookStartMs, readGateState } from '../core/state.js';
 import { type CodexEnv, codexState, codexVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
 import type { HookRun } from './hook.js';
@@ -60,7 +60,15 @@ export async function handle(run: HookRun, activity: ActivityState | undefined):
     return '';
   }
   if (activity) {
-    await recordActivity(run.config, codexState(run.env), p.sessionId, activity, systemNow(), prefixed(run));
+    await recordActivity(
+      run.config,
+      codexState(run.env),
+      p.sessionId,
+      activity,
+      systemNow(),
+      hookStartMs(),
+      prefixed(run),
+    );
     return '';
   }
   switch (p.event) {

@@ -272,7 +272,7 @@ export function runCodexInit(options: CodexInitOptions): string[] {
   const current = trustedHashes(parseConfigToml(configText, configPath));
   const newlyTrusted = [...after].filter(([k, h]) => current.get(k) !== h).length;
   const nextConfig = editTrust(configText, changes, configPath);
-  const hooksChanged = merged.added.length > 0 || merged.rewritten.length > 0;
+  const hooksChanged = merged.added.length > 0 || merged.rewritten.length > 0 || merged.upgraded.length > 0;
 
   // Trust first: a trusted hook that is not there yet is nothing; a hook there but untrusted is skipped silently.
   if (nextConfig !== configText) writeWithMode(configPath, nextConfig, configFile.mode);

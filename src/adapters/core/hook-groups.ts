@@ -23,6 +23,12 @@ export interface HookGroupRegistration {
    * that fails must never block compaction.
    */
   onFailure?: 'block';
+  /**
+   * Run in the background (Claude Code's and Qwen Code's `async: true` on a command hook): the
+   * runtime does not wait for it. Only on activity hooks, whose records carry the hook's own start
+   * time so a late one cannot turn the session's state back (./recording.ts).
+   */
+  async?: true;
 }
 
 /** Hook groups by event, as a settings document lists them. */
@@ -35,6 +41,8 @@ export interface HookGroupMerge<R extends HookGroupRegistration> {
   alreadyPresent: string[];
   /** Events whose hook command was rewritten to the new launcher. */
   rewritten: string[];
+  /** Events whose hook of ours got what this version registers (`onFailure`, `async`, the gate's matcher). */
+  upgraded: string[];
   /** Hook groups of the user's that were kept. */
   keptGroups: number;
 }
@@ -61,6 +69,7 @@ export function mergeHookGroups<R extends HookGroupRegistration>(
   const added: R[] = [];
   const alreadyPresent: string[] = [];
   const rewritten = new Set<string>();
+  const upgraded = new Set<string>();
   let keptGroups = 0;
   for (const groups of Object.values(out)) keptGroups += groups.filter((g) => !hasOurs(g)).length;
   for (const reg of registrations) {
@@ -77,23 +86,42 @@ export function mergeHookGroups<R extends HookGroupRegistration>(
         command,
         timeout: reg.timeout,
         ...(reg.onFailure ? { onFailure: reg.onFailure } : {}),
+        ...(reg.async ? { async: true } : {}),
       },
     ];
     out[reg.event] = [...groups, group];
     added.push(reg);
   }
-  // A hook of ours registered before `onFailure` existed gets it (it is what makes a hang block).
+  // A hook of ours registered before `onFailure` or `async` existed gets them (`onFailure` is what
+  // makes a hang block; `async` what keeps an activity hook off the tool call's path), and a gate
+  // group of ours that matched every tool (`*`) gets the registration's narrower matcher.
   for (const reg of registrations) {
-    if (!reg.onFailure || !alreadyPresent.includes(reg.event)) continue;
+    if (!alreadyPresent.includes(reg.event)) continue;
+    if (reg.matcher !== undefined && reg.matcher !== '*') {
+      out[reg.event] = (out[reg.event] ?? []).map((g) => {
+        if (!hasOurs(g) || (g as Record<string, unknown>).matcher !== '*') return g;
+        const group = g as Record<string, unknown> & { hooks: unknown[] };
+        if (!group.hooks.every(isOurs)) return g;
+        upgraded.add(reg.event);
+        return { ...group, matcher: reg.matcher };
+      });
+    }
+    const wanted: Record<string, unknown> = {
+      ...(reg.onFailure ? { onFailure: reg.onFailure } : {}),
+      ...(reg.async ? { async: true } : {}),
+    };
+    if (Object.keys(wanted).length === 0) continue;
     out[reg.event] = (out[reg.event] ?? []).map((g) => {
       if (!hasOurs(g)) return g;
       const group = g as Record<string, unknown> & { hooks: unknown[] };
       return {
         ...group,
         hooks: group.hooks.map((h) => {
-          if (!isOurs(h) || (h as Record<string, unknown>).onFailure === reg.onFailure) return h;
-          rewritten.add(reg.event);
-          return { ...(h as Record<string, unknown>), onFailure: reg.onFailure };
+          if (!isOurs(h)) return h;
+          const hook = h as Record<string, unknown>;
+          if (Object.entries(wanted).every(([k, v]) => hook[k] === v)) return h;
+          upgraded.add(reg.event);
+          return { ...hook, ...wanted };
         }),
       };
     });
@@ -117,8 +145,9 @@ export function mergeHookGroups<R extends HookGroupRegistration>(
   return {
     hooks: out,
     added,
-    alreadyPresent: alreadyPresent.filter((e) => !rewritten.has(e)),
+    alreadyPresent: alreadyPresent.filter((e) => !rewritten.has(e) && !upgraded.has(e)),
     rewritten: [...rewritten],
+    upgraded: [...upgraded],
     keptGroups,
   };
 }
@@ -137,6 +166,11 @@ export function hookMergeLines(
   }
   if (merged.rewritten.length > 0) {
     out.push(`${label}: hook command rewritten to "${command}" for ${merged.rewritten.join(', ')}`);
+  }
+  if (merged.upgraded.length > 0) {
+    out.push(
+      `${label}: updated our hooks of ${merged.upgraded.join(', ')} (the gate's matcher, onFailure, async)`,
+    );
   }
   if (merged.alreadyPresent.length > 0) {
     out.push(`${label}: already configured: ${merged.alreadyPresent.join(', ')} (left as they are)`);

@@ -14,13 +14,15 @@ import { SPAN_ACTIVITY } from '../../otel/semconv.js';
 import type { AdapterConfig } from './config.js';
 import { openEvidence } from './evidence.js';
 import {
+  activityStep,
   openRegularFile,
-  readActivity,
+  readActivityMark,
   readAt,
   type StateDir,
   writeActivity,
   writeProjectSession,
 } from './state.js';
+import { withSessionLock } from './track.js';
 
 /** A new boundary id: `<prefix>-<time>-<random>`, lower-case, time-ordered, opaque. */
 export function newBoundaryId(prefix: string): string {
@@ -63,7 +65,11 @@ export function rememberSession(
 
 /**
  * Records a change of the session's activity state: a ledger `activity` record, the state file,
- * and a `continuity.activity` span. An unchanged state records nothing. Never throws.
+ * and a `continuity.activity` span. `eventMs` is when the reporting hook started (its process's
+ * start, `hookStartMs` in ./state.ts): under the session's lock a report older than the recorded one is
+ * dropped, and a repeat only moves the recorded time on, so the ledger's activity records are in
+ * the order of the runtime's events even when background hooks finish out of order. An unchanged
+ * or stale state records nothing. Never throws.
  */
 export async function recordActivity(
   config: AdapterConfig,
@@ -71,27 +77,38 @@ export async function recordActivity(
   sessionId: string,
   stateName: ActivityState,
   now: string,
+  eventMs: number,
   warn: (line: string) => void,
 ): Promise<void> {
   const startNs = nowNs();
-  if (readActivity(state, sessionId) === stateName) return;
-  const store = openEvidence(config);
-  let ok = false;
+  let step: 'stale' | 'same' | 'changed' | 'failed';
   try {
-    await store.append({ type: 'activity', sessionId, state: stateName, at: now });
-    ok = true;
+    step = await withSessionLock(state, sessionId, async () => {
+      const s = activityStep(readActivityMark(state, sessionId), stateName, eventMs);
+      if (s === 'stale') return s;
+      if (s === 'changed') {
+        const store = openEvidence(config);
+        try {
+          await store.append({ type: 'activity', sessionId, state: stateName, at: now });
+        } catch (e) {
+          warn(`ledger: ${(e as Error).message.split('\n')[0]}`);
+          return 'failed';
+        } finally {
+          await store.close().catch(() => {});
+        }
+      }
+      try {
+        writeActivity(state, sessionId, { state: stateName, atMs: eventMs });
+      } catch (e) {
+        warn(`activity state: ${(e as Error).message.split('\n')[0]}`);
+      }
+      return s;
+    });
   } catch (e) {
-    warn(`ledger: ${(e as Error).message.split('\n')[0]}`);
-  } finally {
-    await store.close().catch(() => {});
+    warn(`activity not recorded: ${(e as Error).message.split('\n')[0]}`);
+    return;
   }
-  if (ok) {
-    try {
-      writeActivity(state, sessionId, stateName);
-    } catch (e) {
-      warn(`activity state: ${(e as Error).message.split('\n')[0]}`);
-    }
-  }
+  if (step !== 'changed') return;
   const span: ExportSpan = {
     name: SPAN_ACTIVITY,
     ids: randomSpanIds(),

@@ -469,14 +469,54 @@ export function writeGateState(
   return state;
 }
 
-/** Reads a session's latest recorded activity state. */
-export function readActivity(s: StateDir, sessionId: string): string | undefined {
-  return readTextFile(activityFile(s, sessionId))?.trim();
+/** A session's latest activity state and the start time (ms since the epoch) of the hook that reported it. */
+export interface ActivityMark {
+  state: string;
+  /** Absent in a file written before the time was recorded: any later report then wins. */
+  atMs?: number;
 }
 
-/** Records a session's latest activity state. */
-export function writeActivity(s: StateDir, sessionId: string, state: string): void {
-  writeFileAtomic(activityFile(s, sessionId), `${state}\n`);
+/** Reads a session's latest recorded activity (`<state> <atMs>`, or `<state>` as older versions wrote it). */
+export function readActivityMark(s: StateDir, sessionId: string): ActivityMark | undefined {
+  const text = readTextFile(activityFile(s, sessionId))?.trim();
+  if (!text) return undefined;
+  const [state, at] = text.split(/\s+/, 2);
+  const atMs = Number(at);
+  return { state: state!, ...(at !== undefined && Number.isFinite(atMs) ? { atMs } : {}) };
+}
+
+/**
+ * What a report of `state` by a hook started at `atMs` does to the recorded activity (pure):
+ * `stale` when a hook started later already reported (a background hook that finished late must
+ * not turn the state back), `same` when it repeats the recorded state (only the time moves on),
+ * `changed` otherwise. The runtime starts its hooks in the order of its events, so a hook's start
+ * time orders the reports whatever order they finish in.
+ */
+export function activityStep(
+  recorded: ActivityMark | undefined,
+  state: string,
+  atMs: number,
+): 'stale' | 'same' | 'changed' {
+  if (recorded?.atMs !== undefined && atMs < recorded.atMs) return 'stale';
+  return recorded?.state === state ? 'same' : 'changed';
+}
+
+/**
+ * When this hook process started, in milliseconds since the epoch: the time of the event it
+ * reports, as the runtime started the hook for it (a background hook may finish long after).
+ */
+export function hookStartMs(): number {
+  return performance.timeOrigin;
+}
+
+/** Reads a session's latest recorded activity state. */
+export function readActivity(s: StateDir, sessionId: string): string | undefined {
+  return readActivityMark(s, sessionId)?.state;
+}
+
+/** Records a session's latest activity state and the start time of the hook that reported it. */
+export function writeActivity(s: StateDir, sessionId: string, mark: Required<ActivityMark>): void {
+  writeFileAtomic(activityFile(s, sessionId), `${mark.state} ${mark.atMs}\n`);
 }
 
 /** The current session of a project directory, as written by the hooks. */

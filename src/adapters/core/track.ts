@@ -10,15 +10,18 @@ import { BOUNDARY_REASONS } from '../../classify/states.js';
 import { LedgerLock } from '../../ledger/lock.js';
 import { type Assembly, type AssemblyInput, assemble, emptyTrack, type TrackedBoundary } from './boundary.js';
 import {
+  activityStep,
   ensureDir,
   type GateBoundary,
   type GateState,
   gateFile,
   type PreCapture,
+  readActivityMark,
   readGateState,
   type StateDir,
   sessionDir,
   sessionLockFile,
+  writeActivity,
   writeGateState,
 } from './state.js';
 
@@ -42,6 +45,28 @@ export async function withSessionLock<T>(
     return await fn();
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * A hook started at `atMs` reports the activity already recorded: the recorded time moves on, so
+ * a background hook of an earlier event that finishes later is recognised as stale. Under the
+ * session's lock; a report that is itself stale changes nothing. Never throws.
+ */
+export async function noteSameActivity(
+  state: StateDir,
+  sessionId: string,
+  activity: string,
+  atMs: number,
+  warn: (line: string) => void,
+): Promise<void> {
+  try {
+    await withSessionLock(state, sessionId, () => {
+      if (activityStep(readActivityMark(state, sessionId), activity, atMs) === 'same')
+        writeActivity(state, sessionId, { state: activity, atMs });
+    });
+  } catch (e) {
+    warn(`activity time not recorded: ${(e as Error).message.split('\n')[0]}`);
   }
 }
 
