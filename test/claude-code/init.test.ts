@@ -236,6 +236,40 @@ describe('continuity init claude-code', () => {
     }
   });
 
+  it('gitignores a local settings file it writes, and --remove deletes the file and directory it created', async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      const local = join(world.project, '.claude', 'settings.local.json');
+      const first = await init(world, '--settings', '.claude/settings.local.json');
+      expect(first.stdout).toContain('.gitignore: added /.claude/settings.local.json');
+      expect(existsSync(local)).toBe(true);
+      const ignore = readFileSync(join(world.project, '.gitignore'), 'utf8');
+      expect(ignore.split('\n').filter((l) => l === '/.claude/settings.local.json')).toHaveLength(1);
+      await init(world, '--settings', '.claude/settings.local.json');
+      expect(readFileSync(join(world.project, '.gitignore'), 'utf8')).toBe(ignore);
+      const removed = await init(world, '--settings', '.claude/settings.local.json', '--remove');
+      expect(removed.stdout).toContain('.claude/settings.local.json: deleted');
+      expect(existsSync(local)).toBe(false);
+      expect(existsSync(join(world.project, '.claude'))).toBe(false);
+    } finally {
+      world.dispose();
+    }
+  });
+
+  it('--remove keeps a settings file the user had, even when init leaves it empty', async () => {
+    const world = makeWorld(CLOSED);
+    try {
+      const path = join(world.project, '.claude', 'settings.json');
+      mkdirSync(join(world.project, '.claude'));
+      writeFileSync(path, '{}\n');
+      await init(world);
+      await init(world, '--remove');
+      expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({});
+    } finally {
+      world.dispose();
+    }
+  });
+
   it('puts .continuity/ into .gitignore once (the task record holds raw values)', async () => {
     const world = makeWorld(CLOSED);
     try {

@@ -15,12 +15,13 @@
  * where the user enables the sandbox (bubblewrap), and then also stops Bash commands that build
  * the path at run time (docs/claude-code.md).
  */
-import { existsSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
 import { PROJECT_STATE_DIR } from '../core/config.js';
 import { type HookGroupMerge, hookMergeLines, mergeHookGroups } from '../core/hook-groups.js';
 import {
+  ensureIgnored,
   ensureProjectFiles,
   hookLauncher,
   nextStepLine,
@@ -399,6 +400,8 @@ export interface InitOptions {
 /** What init recorded in `.continuity/installed.json`: the protection rules and the MCP settings it added. */
 interface Installed extends ProtectionRules {
   mcp: McpSettingsRules;
+  /** Files and directories (project-relative) init created: `--remove` deletes them once left empty. */
+  created: string[];
 }
 
 const NOTHING_INSTALLED: Installed = {
@@ -406,6 +409,7 @@ const NOTHING_INSTALLED: Installed = {
   denyWrite: [],
   denyRead: [],
   mcp: { enabledMcpjsonServers: [], allow: [] },
+  created: [],
 };
 
 function installedRules(project: string): Installed {
@@ -418,6 +422,7 @@ function installedRules(project: string): Installed {
     denyWrite: list(raw.denyWrite),
     denyRead: list(raw.denyRead),
     mcp: { enabledMcpjsonServers: list(mcp.enabledMcpjsonServers), allow: list(mcp.allow) },
+    created: list(raw.created),
   };
 }
 
@@ -449,8 +454,14 @@ interface Target {
 
 const union = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])];
 
-function unionRules(a: Installed, b: ProtectionRules, mcp: McpSettingsRules): Installed {
+function unionRules(
+  a: Installed,
+  b: ProtectionRules,
+  mcp: McpSettingsRules,
+  created: readonly string[] = [],
+): Installed {
   return {
+    created: union(a.created, created),
     deny: union(a.deny, b.deny),
     denyWrite: union(a.denyWrite, b.denyWrite),
     denyRead: union(a.denyRead, b.denyRead),
@@ -507,6 +518,14 @@ function install(options: InitOptions, t: Target): string[] {
     merged.upgraded.length > 0 ||
     protectedSettings.added > 0 ||
     mcpAdded > 0;
+  // What this run creates (the settings file, its directory), for `--remove` to take away again.
+  const settingsDir = dirname(settingsRel);
+  const created = changed
+    ? [
+        ...(t.exists ? [] : [settingsRel]),
+        ...(settingsDir !== '.' && !existsSync(join(project, settingsDir)) ? [settingsDir] : []),
+      ]
+    : [];
   if (changed) writeJsonSettings(settingsPath, mcpSettings.settings, mode);
   if (server.change !== 'unchanged') writeJsonSettings(mcpJsonPath, server.doc, mcpJson.mode);
   out.push(...hookMergeLines(settingsRel, merged, command));
@@ -529,18 +548,30 @@ function install(options: InitOptions, t: Target): string[] {
 
   // What init added, so --remove takes out exactly that even if the environment changes later.
   const before = installedRules(project);
-  const all = unionRules(before, rules, mcpSettings.added);
+  const all = unionRules(before, rules, mcpSettings.added, created);
   ensureDir(join(project, PROJECT_STATE_DIR));
   if (JSON.stringify(all) !== JSON.stringify(before)) {
     writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(all, null, 2)}\n`);
   }
 
   out.push(...ensureProjectFiles(project));
+  // A machine's own settings file (`--settings .claude/settings.local.json`) stays out of the repository.
+  if (/\.local\.json$/.test(settingsRel))
+    out.push(...ensureIgnored(project, settingsRel, "this machine's settings, with its paths"));
   if (!explicit && !onPathNow) {
     out.push(notOnPathNote());
   }
   out.push(nextStepLine(env.dialect.command));
   return out;
+}
+
+/** Removes a directory when it is empty; leaves it (and says nothing) otherwise. */
+function rmEmptyDir(path: string): void {
+  try {
+    if (readdirSync(path).length === 0) rmdirSync(path);
+  } catch {
+    // gone already, or not ours to judge: left as it is
+  }
 }
 
 function remove(t: Target): string[] {
@@ -558,9 +589,17 @@ function remove(t: Target): string[] {
   const server = mcpJson?.exists ? removeMcpJson(mcpJson.doc) : undefined;
   if (hooks.removed.length > 0 || cleaned.removed > 0) {
     const seed = env.dialect.settingsSeed;
-    if (seed && JSON.stringify(cleaned.settings) === JSON.stringify(seed))
+    const left = JSON.stringify(cleaned.settings);
+    // A file init created goes once nothing else is in it, and then its directory if init made it.
+    if (
+      (seed && left === JSON.stringify(seed)) ||
+      (left === '{}' && installed.created.includes(settingsRel))
+    ) {
       rmSync(settingsPath, { force: true });
-    else writeJsonSettings(settingsPath, cleaned.settings, mode);
+      const dir = dirname(settingsRel);
+      if (installed.created.includes(dir)) rmEmptyDir(join(project, dir));
+      out.push(`${settingsRel}: deleted (init created it, and nothing else is in it)`);
+    } else writeJsonSettings(settingsPath, cleaned.settings, mode);
     if (hooks.removed.length > 0)
       out.push(`${settingsRel}: removed continuity hooks from ${hooks.removed.join(', ')}`);
     if (cleaned.removed > 0) out.push(`${settingsRel}: removed ${cleaned.removed} continuity rule(s)`);

@@ -28,6 +28,37 @@ export function gitignoreWith(text: string | undefined): string | undefined {
   return `${base}${sep}# agent-continuity: the task record holds raw decision values\n${GITIGNORE_LINE}\n`;
 }
 
+/**
+ * Adds `path` (project-relative, e.g. `.claude/settings.local.json`) to a `.gitignore`'s text
+ * (pure); `undefined` when that exact line is already there.
+ */
+export function gitignoreWithPath(text: string | undefined, path: string, why: string): string | undefined {
+  const line = `/${path.replace(/^\/+/, '')}`;
+  const lines = (text ?? '').split(/\r?\n/).map((l) => l.trim());
+  if (lines.includes(line) || lines.includes(line.slice(1))) return undefined;
+  const base = text ?? '';
+  const sep = base.length === 0 || base.endsWith('\n') ? '' : '\n';
+  return `${base}${sep}# agent-continuity: ${why}\n${line}\n`;
+}
+
+/**
+ * Keeps a machine's own settings file out of the repository: `path` into the project's
+ * `.gitignore` (created, or appended once; its mode kept). Returns the lines init prints.
+ */
+export function ensureIgnored(project: string, path: string, why: string): string[] {
+  const gitignore = join(project, '.gitignore');
+  const next = gitignoreWithPath(
+    existsSync(gitignore) ? readFileSync(gitignore, 'utf8') : undefined,
+    path,
+    why,
+  );
+  if (next === undefined) return [];
+  const gMode = existsSync(gitignore) ? statSync(gitignore).mode & 0o777 : 0o644;
+  writeFileAtomic(gitignore, next);
+  chmodSync(gitignore, gMode);
+  return [`.gitignore: added /${path} (${why})`];
+}
+
 /** The root of this installation (the directory holding `bin/` and `dist/`), from `src/` or `dist/`. */
 export function packageRoot(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
