@@ -290,7 +290,8 @@ describe('settings merge', () => {
     const s = merged.settings as { hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>> };
     expect(s.hooks.PreToolUse![0]!.hooks[0]!.onFailure).toBe('block');
     expect(s.hooks.PreCompact![0]!.hooks[0]!.onFailure).toBeUndefined();
-    expect(merged.rewritten).toEqual(['PreToolUse']);
+    expect(merged.upgraded).toEqual(['PreToolUse']);
+    expect(merged.rewritten).toEqual([]);
   });
 
   it('refuses a settings file of the wrong shape, naming the field', () => {
