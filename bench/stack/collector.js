@@ -128,11 +128,13 @@ async function freePort() {
 }
 
 /**
- * The Collector on otelcol-bench.yaml; `next` is where its traces/in pipeline exports, `sink`
+ * The Collector on otelcol-bench.yaml; `next` is where its traces/in pipeline exports (an
+ * OTLP/HTTP URL, or with `grpc` a host:port reached over OTLP/gRPC with that compression), `sink`
  * where its traces/enriched pipeline (listening on `enrichedPort`) exports.
  * @param {string} binary @param {string} next @param {string} sink @param {number} enrichedPort
+ * @param {{ compression: 'gzip' | 'none' }} [grpc]
  */
-async function startCollector(binary, next, sink, enrichedPort) {
+async function startCollector(binary, next, sink, enrichedPort, grpc) {
   const inPort = await freePort();
   const proc = spawn(binary, ['--config', join(here, 'otelcol-bench.yaml')], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -140,8 +142,13 @@ async function startCollector(binary, next, sink, enrichedPort) {
       PATH: process.env.PATH,
       BENCH_IN: `127.0.0.1:${inPort}`,
       BENCH_ENRICHED: `127.0.0.1:${enrichedPort}`,
-      BENCH_NEXT: next,
+      BENCH_NEXT: grpc ? sink : next,
       BENCH_SINK: sink,
+      ...(grpc && {
+        BENCH_NEXT_EXPORTER: 'otlp_grpc/next',
+        BENCH_NEXT_GRPC: next,
+        BENCH_GRPC_COMPRESSION: grpc.compression,
+      }),
     },
   });
   procs.push(proc);
@@ -293,23 +300,56 @@ async function main() {
     const enrichedPort = await freePort();
     const serve = await startService(`http://127.0.0.1:${enrichedPort}/v1/traces`, join(tmp, 'serve'));
     const viaServe = await startCollector(otelcol, serve.otlp, sink.url, enrichedPort);
+    // The shipped gateway's transport to the instances: its load_balancing exporter speaks
+    // OTLP/gRPC, gzip unless its `compression` says otherwise (collector-config/otelcol-gateway.yaml).
+    // These Collectors' traces/in export to the service's gRPC listener; the service forwards to
+    // viaServe's otlp/enriched, which exports to the sink (their own otlp/enriched stays idle).
+    if (!serve.grpc) throw new Error('continuity serve printed no gRPC address');
+    const viaGrpcGzip = await startCollector(otelcol, serve.grpc, sink.url, await freePort(), {
+      compression: 'gzip',
+    });
+    const viaGrpc = await startCollector(otelcol, serve.grpc, sink.url, await freePort(), {
+      compression: 'none',
+    });
+    // The gateway's loop without the service: a Collector whose traces/in exports to its own
+    // otlp/enriched, so each span crosses it twice, as in the gateway recipe. What the recipe costs
+    // before continuity serve does anything.
+    const twicePort = await freePort();
+    const twice = await startCollector(
+      otelcol,
+      `http://127.0.0.1:${twicePort}/v1/traces`,
+      sink.url,
+      twicePort,
+    );
 
     for (const mix of ['ordinary', 'realistic', 'stress']) {
-      /** @type {Record<'alone'|'serve', { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
+      /** @typedef {'alone'|'twice'|'sidecar'|'serve'|'grpc'|'grpcGzip'} Path */
+      /** @type {Record<Path, { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
       const r = {
         alone: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        twice: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        sidecar: { tput: [], cpu: [], svcCpu: [], lat: [] },
         serve: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        grpc: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        grpcGzip: { tput: [], cpu: [], svcCpu: [], lat: [] },
       };
-      // Warm both paths once.
-      await throughput(alone.url, bodies(mix, `warm-a-${mix}`), sink);
-      await throughput(viaServe.url, bodies(mix, `warm-s-${mix}`), sink);
+      /** @type {Array<[Path, { url: string }, Array<number | undefined>]>} */
+      const paths = [
+        ['alone', alone, [alone.pid]],
+        ['twice', twice, [twice.pid]],
+        // The sidecar recipe (collector-config/otelcol-sidecar.yaml): the load sent to the
+        // service, which forwards to the Collector's otlp/enriched.
+        ['sidecar', { url: serve.otlp }, [viaServe.pid, serve.pid]],
+        ['serve', viaServe, [viaServe.pid, serve.pid]],
+        ['grpc', viaGrpc, [viaGrpc.pid, viaServe.pid, serve.pid]],
+        ['grpcGzip', viaGrpcGzip, [viaGrpcGzip.pid, viaServe.pid, serve.pid]],
+      ];
+      // Warm every path once.
+      for (const [key, target] of paths)
+        await throughput(target.url, bodies(mix, `warm-${key}-${mix}`), sink);
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [key, target] of /** @type {const} */ ([
-          ['alone', alone],
-          ['serve', viaServe],
-        ])) {
+        for (const [key, target, pids] of paths) {
           const b = bodies(mix, `${key}-${mix}-${round}`);
-          const pids = key === 'alone' ? [alone.pid] : [viaServe.pid, serve.pid];
           const cpu0 = pids.reduce((n, p) => n + cpuMsOf(p), 0);
           const svc0 = cpuMsOf(serve.pid);
           const probe = probing(target.url, sink);
@@ -321,21 +361,34 @@ async function main() {
           r[key].lat.push(...lat);
         }
       }
-      const ta = median(r.alone.tput);
-      const ts = median(r.serve.tput);
-      const pa = quantile(r.alone.lat, 0.99);
-      const ps = quantile(r.serve.lat, 0.99);
+      const line = (/** @type {Path} */ key, /** @type {string} */ label, /** @type {Path} */ base) => {
+        const t = median(r[key].tput);
+        const p = quantile(r[key].lat, 0.99);
+        const svc =
+          key !== 'alone' && key !== 'twice' ? `; the service ${median(r[key].svcCpu).toFixed(2)}` : '';
+        const vs =
+          key === base
+            ? ''
+            : `, ${(t / median(r[base].tput)).toFixed(2)}× ${base === 'alone' ? 'the Collector alone' : 'the Collector twice'}, added p99 ${(p - quantile(r[base].lat, 0.99)).toFixed(1)} ms`;
+        console.log(
+          `  ${label.padEnd(44)} ${fmt(t).padStart(9)} spans/s, CPU ${median(r[key].cpu).toFixed(2)} ms/request${svc}, probe p99 ${p.toFixed(1)} ms (${r[key].lat.length})${vs}`,
+        );
+      };
+      const ratioOf = (/** @type {Path} */ a, /** @type {Path} */ b) => median(r[a].tput) / median(r[b].tput);
       console.log(`${mix} spans`);
+      line('alone', 'Collector alone', 'alone');
+      line('sidecar', 'sidecar: continuity serve ──▶ Collector', 'alone');
+      line('twice', 'the Collector twice (the gateway loop)', 'alone');
+      line('serve', 'gateway: Collector ──▶ serve ──▶ Collector', 'alone');
+      line('grpc', '  the same, Collector ──OTLP/gRPC──▶ serve', 'alone');
+      line('grpcGzip', '  the same, OTLP/gRPC gzip (the exporter default)', 'alone');
       console.log(
-        `  Collector alone            ${fmt(ta)} spans/s, CPU ${median(r.alone.cpu).toFixed(2)} ms/request, probe p99 ${pa.toFixed(1)} ms (${r.alone.lat.length} probes)`,
-      );
-      console.log(
-        `  with continuity serve      ${fmt(ts)} spans/s, CPU ${median(r.serve.cpu).toFixed(2)} ms/request (Collector and service; the service ${median(r.serve.svcCpu).toFixed(2)}), probe p99 ${ps.toFixed(1)} ms (${r.serve.lat.length} probes)`,
-      );
-      console.log(
-        `  ratio ${(ts / ta).toFixed(2)}× the Collector alone (the hop costs ${((1 - ts / ta) * 100).toFixed(0)} % of its throughput); added p99 ${(ps - pa).toFixed(1)} ms\n`,
+        `  the continuity hop: ${ratioOf('sidecar', 'alone').toFixed(2)}× the Collector alone in front of it (sidecar); ${ratioOf('serve', 'twice').toFixed(2)}× the Collector's own loop, ${ratioOf('serve', 'alone').toFixed(2)}× the Collector alone (gateway)\n`,
       );
     }
+    await twice.stop();
+    await viaGrpc.stop();
+    await viaGrpcGzip.stop();
     await viaServe.stop();
     await alone.stop();
     await serve.stop();
