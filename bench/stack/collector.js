@@ -44,6 +44,10 @@ import {
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_STACK_ROUNDS ?? 5);
 const N = Number(process.env.BENCH_STACK_N ?? 120);
+/** The mixes to run (BENCH_STACK_MIXES, comma-separated); all three by default. */
+const MIXES = (process.env.BENCH_STACK_MIXES ?? 'ordinary,realistic,stress').split(',');
+/** Whether to run the serve-vs-relay section (BENCH_STACK_RELAY=0 skips it). */
+const RELAY = process.env.BENCH_STACK_RELAY !== '0';
 
 // ── The sink: counts spans, and notes when each probe's trace id arrives ────────────────────
 
@@ -299,6 +303,10 @@ async function main() {
     // traces/in exports to the service (each needs the other's address: the port is chosen first).
     const enrichedPort = await freePort();
     const serve = await startService(`http://127.0.0.1:${enrichedPort}/v1/traces`, join(tmp, 'serve'));
+    // A service that dies mid-run says why (its log), rather than leaving a socket hang-up.
+    process.on('exit', (code) => {
+      if (code !== 0) process.stderr.write(`continuity serve's log:\n${serve.stderr()}\n`);
+    });
     const viaServe = await startCollector(otelcol, serve.otlp, sink.url, enrichedPort);
     // The shipped gateway's transport to the instances: its load_balancing exporter speaks
     // OTLP/gRPC, gzip unless its `compression` says otherwise (collector-config/otelcol-gateway.yaml).
@@ -322,7 +330,7 @@ async function main() {
       twicePort,
     );
 
-    for (const mix of ['ordinary', 'realistic', 'stress']) {
+    for (const mix of MIXES) {
       /** @typedef {'alone'|'twice'|'sidecar'|'serve'|'grpc'|'grpcGzip'} Path */
       /** @type {Record<Path, { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
       const r = {
@@ -394,6 +402,7 @@ async function main() {
     await serve.stop();
 
     // continuity serve as it starts, against the relay, on the stress mix.
+    if (!RELAY) return;
     const relay = await child([RELAY_SCRIPT, '--relay', sink.url]);
     const svc = await startService(sink.url, join(tmp, 'serve-vs-relay'));
     /** @type {number[]} */
