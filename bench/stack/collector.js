@@ -4,11 +4,16 @@
 // differences against the same run's baseline mean anything).
 //
 // The Collector is the one `npm run test:stack` builds (scripts/stack/toolchain.js), on
-// bench/stack/otelcol-bench.yaml: OTLP/HTTP in, OTLP/HTTP out, no processor.
+// bench/stack/otelcol-bench.yaml: OTLP/HTTP in, OTLP out, no processor.
 //   Collector alone:     load ──▶ Collector ──▶ sink
-//   with continuity:     load ──▶ Collector ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
-// (the gateway recipe of collector-config/otelcol-gateway.yaml, one instance). Both Collectors run
-// side by side; rounds alternate between them.
+//   sidecar:             load ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
+//   the Collector twice: load ──▶ Collector ──▶ the same Collector (otlp/enriched) ──▶ sink
+//   gateway:             load ──▶ Collector ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
+// The sidecar is collector-config/otelcol-sidecar.yaml's recipe; the gateway is
+// otelcol-gateway.yaml's with one instance, the Collector reaching the service over OTLP/HTTP,
+// then over OTLP/gRPC with compression none and gzip (the load_balancing exporter speaks only
+// OTLP/gRPC, gzip by default); the Collector twice is that recipe's loop without the service.
+// Every path's Collector runs side by side; rounds go through the paths in turn.
 //
 // Three mixes in batches of 512 spans: ordinary spans; a realistic mix (one pre/post pair per 39
 // batches: about 1 compaction span per 10 000); the stress mix (16 compaction spans per batch).
