@@ -275,6 +275,7 @@ export async function child(args, env) {
   const addr = JSON.parse(line);
   return {
     otlp: /** @type {string} */ (addr.otlp),
+    grpc: /** @type {string | undefined} */ (addr.grpc),
     metrics: /** @type {string | undefined} */ (addr.metrics),
     pid: proc.pid,
     stderr: () => err,

@@ -4,11 +4,16 @@
 // differences against the same run's baseline mean anything).
 //
 // The Collector is the one `npm run test:stack` builds (scripts/stack/toolchain.js), on
-// bench/stack/otelcol-bench.yaml: OTLP/HTTP in, OTLP/HTTP out, no processor.
+// bench/stack/otelcol-bench.yaml: OTLP/HTTP in, OTLP out, no processor.
 //   Collector alone:     load ──▶ Collector ──▶ sink
-//   with continuity:     load ──▶ Collector ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
-// (the gateway recipe of collector-config/otelcol-gateway.yaml, one instance). Both Collectors run
-// side by side; rounds alternate between them.
+//   sidecar:             load ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
+//   the Collector twice: load ──▶ Collector ──▶ the same Collector (otlp/enriched) ──▶ sink
+//   gateway:             load ──▶ Collector ──▶ continuity serve ──▶ Collector (otlp/enriched) ──▶ sink
+// The sidecar is collector-config/otelcol-sidecar.yaml's recipe; the gateway is
+// otelcol-gateway.yaml's with one instance, the Collector reaching the service over OTLP/HTTP,
+// then over OTLP/gRPC with compression none and gzip (the load_balancing exporter speaks only
+// OTLP/gRPC, gzip by default); the Collector twice is that recipe's loop without the service.
+// Every path's Collector runs side by side; rounds go through the paths in turn.
 //
 // Three mixes in batches of 512 spans: ordinary spans; a realistic mix (one pre/post pair per 39
 // batches: about 1 compaction span per 10 000); the stress mix (16 compaction spans per batch).
@@ -44,6 +49,10 @@ import {
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_STACK_ROUNDS ?? 5);
 const N = Number(process.env.BENCH_STACK_N ?? 120);
+/** The mixes to run (BENCH_STACK_MIXES, comma-separated); all three by default. */
+const MIXES = (process.env.BENCH_STACK_MIXES ?? 'ordinary,realistic,stress').split(',');
+/** Whether to run the serve-vs-relay section (BENCH_STACK_RELAY=0 skips it). */
+const RELAY = process.env.BENCH_STACK_RELAY !== '0';
 
 // ── The sink: counts spans, and notes when each probe's trace id arrives ────────────────────
 
@@ -128,11 +137,13 @@ async function freePort() {
 }
 
 /**
- * The Collector on otelcol-bench.yaml; `next` is where its traces/in pipeline exports, `sink`
+ * The Collector on otelcol-bench.yaml; `next` is where its traces/in pipeline exports (an
+ * OTLP/HTTP URL, or with `grpc` a host:port reached over OTLP/gRPC with that compression), `sink`
  * where its traces/enriched pipeline (listening on `enrichedPort`) exports.
  * @param {string} binary @param {string} next @param {string} sink @param {number} enrichedPort
+ * @param {{ compression: 'gzip' | 'none' }} [grpc]
  */
-async function startCollector(binary, next, sink, enrichedPort) {
+async function startCollector(binary, next, sink, enrichedPort, grpc) {
   const inPort = await freePort();
   const proc = spawn(binary, ['--config', join(here, 'otelcol-bench.yaml')], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -140,8 +151,13 @@ async function startCollector(binary, next, sink, enrichedPort) {
       PATH: process.env.PATH,
       BENCH_IN: `127.0.0.1:${inPort}`,
       BENCH_ENRICHED: `127.0.0.1:${enrichedPort}`,
-      BENCH_NEXT: next,
+      BENCH_NEXT: grpc ? sink : next,
       BENCH_SINK: sink,
+      ...(grpc && {
+        BENCH_NEXT_EXPORTER: 'otlp_grpc/next',
+        BENCH_NEXT_GRPC: next,
+        BENCH_GRPC_COMPRESSION: grpc.compression,
+      }),
     },
   });
   procs.push(proc);
@@ -292,24 +308,61 @@ async function main() {
     // traces/in exports to the service (each needs the other's address: the port is chosen first).
     const enrichedPort = await freePort();
     const serve = await startService(`http://127.0.0.1:${enrichedPort}/v1/traces`, join(tmp, 'serve'));
+    // A service that dies mid-run says why (its log), rather than leaving a socket hang-up.
+    process.on('exit', (code) => {
+      if (code !== 0) process.stderr.write(`continuity serve's log:\n${serve.stderr()}\n`);
+    });
     const viaServe = await startCollector(otelcol, serve.otlp, sink.url, enrichedPort);
+    // The shipped gateway's transport to the instances: its load_balancing exporter speaks
+    // OTLP/gRPC, gzip unless its `compression` says otherwise (collector-config/otelcol-gateway.yaml).
+    // These Collectors' traces/in export to the service's gRPC listener; the service forwards to
+    // viaServe's otlp/enriched, which exports to the sink (their own otlp/enriched stays idle).
+    if (!serve.grpc) throw new Error('continuity serve printed no gRPC address');
+    const viaGrpcGzip = await startCollector(otelcol, serve.grpc, sink.url, await freePort(), {
+      compression: 'gzip',
+    });
+    const viaGrpc = await startCollector(otelcol, serve.grpc, sink.url, await freePort(), {
+      compression: 'none',
+    });
+    // The gateway's loop without the service: a Collector whose traces/in exports to its own
+    // otlp/enriched, so each span crosses it twice, as in the gateway recipe. What the recipe costs
+    // before continuity serve does anything.
+    const twicePort = await freePort();
+    const twice = await startCollector(
+      otelcol,
+      `http://127.0.0.1:${twicePort}/v1/traces`,
+      sink.url,
+      twicePort,
+    );
 
-    for (const mix of ['ordinary', 'realistic', 'stress']) {
-      /** @type {Record<'alone'|'serve', { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
+    for (const mix of MIXES) {
+      /** @typedef {'alone'|'twice'|'sidecar'|'serve'|'grpc'|'grpcGzip'} Path */
+      /** @type {Record<Path, { tput: number[], cpu: number[], svcCpu: number[], lat: number[] }>} */
       const r = {
         alone: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        twice: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        sidecar: { tput: [], cpu: [], svcCpu: [], lat: [] },
         serve: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        grpc: { tput: [], cpu: [], svcCpu: [], lat: [] },
+        grpcGzip: { tput: [], cpu: [], svcCpu: [], lat: [] },
       };
-      // Warm both paths once.
-      await throughput(alone.url, bodies(mix, `warm-a-${mix}`), sink);
-      await throughput(viaServe.url, bodies(mix, `warm-s-${mix}`), sink);
+      /** @type {Array<[Path, { url: string }, Array<number | undefined>]>} */
+      const paths = [
+        ['alone', alone, [alone.pid]],
+        ['twice', twice, [twice.pid]],
+        // The sidecar recipe (collector-config/otelcol-sidecar.yaml): the load sent to the
+        // service, which forwards to the Collector's otlp/enriched.
+        ['sidecar', { url: serve.otlp }, [viaServe.pid, serve.pid]],
+        ['serve', viaServe, [viaServe.pid, serve.pid]],
+        ['grpc', viaGrpc, [viaGrpc.pid, viaServe.pid, serve.pid]],
+        ['grpcGzip', viaGrpcGzip, [viaGrpcGzip.pid, viaServe.pid, serve.pid]],
+      ];
+      // Warm every path once.
+      for (const [key, target] of paths)
+        await throughput(target.url, bodies(mix, `warm-${key}-${mix}`), sink);
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [key, target] of /** @type {const} */ ([
-          ['alone', alone],
-          ['serve', viaServe],
-        ])) {
+        for (const [key, target, pids] of paths) {
           const b = bodies(mix, `${key}-${mix}-${round}`);
-          const pids = key === 'alone' ? [alone.pid] : [viaServe.pid, serve.pid];
           const cpu0 = pids.reduce((n, p) => n + cpuMsOf(p), 0);
           const svc0 = cpuMsOf(serve.pid);
           const probe = probing(target.url, sink);
@@ -321,26 +374,40 @@ async function main() {
           r[key].lat.push(...lat);
         }
       }
-      const ta = median(r.alone.tput);
-      const ts = median(r.serve.tput);
-      const pa = quantile(r.alone.lat, 0.99);
-      const ps = quantile(r.serve.lat, 0.99);
+      const line = (/** @type {Path} */ key, /** @type {string} */ label, /** @type {Path} */ base) => {
+        const t = median(r[key].tput);
+        const p = quantile(r[key].lat, 0.99);
+        const svc =
+          key !== 'alone' && key !== 'twice' ? `; the service ${median(r[key].svcCpu).toFixed(2)}` : '';
+        const vs =
+          key === base
+            ? ''
+            : `, ${(t / median(r[base].tput)).toFixed(2)}× ${base === 'alone' ? 'the Collector alone' : 'the Collector twice'}, added p99 ${(p - quantile(r[base].lat, 0.99)).toFixed(1)} ms`;
+        console.log(
+          `  ${label.padEnd(44)} ${fmt(t).padStart(9)} spans/s, CPU ${median(r[key].cpu).toFixed(2)} ms/request${svc}, probe p99 ${p.toFixed(1)} ms (${r[key].lat.length})${vs}`,
+        );
+      };
+      const ratioOf = (/** @type {Path} */ a, /** @type {Path} */ b) => median(r[a].tput) / median(r[b].tput);
       console.log(`${mix} spans`);
+      line('alone', 'Collector alone', 'alone');
+      line('sidecar', 'sidecar: continuity serve ──▶ Collector', 'alone');
+      line('twice', 'the Collector twice (the gateway loop)', 'alone');
+      line('serve', 'gateway: Collector ──▶ serve ──▶ Collector', 'alone');
+      line('grpc', '  the same, Collector ──OTLP/gRPC──▶ serve', 'alone');
+      line('grpcGzip', '  the same, OTLP/gRPC gzip (the exporter default)', 'alone');
       console.log(
-        `  Collector alone            ${fmt(ta)} spans/s, CPU ${median(r.alone.cpu).toFixed(2)} ms/request, probe p99 ${pa.toFixed(1)} ms (${r.alone.lat.length} probes)`,
-      );
-      console.log(
-        `  with continuity serve      ${fmt(ts)} spans/s, CPU ${median(r.serve.cpu).toFixed(2)} ms/request (Collector and service; the service ${median(r.serve.svcCpu).toFixed(2)}), probe p99 ${ps.toFixed(1)} ms (${r.serve.lat.length} probes)`,
-      );
-      console.log(
-        `  ratio ${(ts / ta).toFixed(2)}× the Collector alone (the hop costs ${((1 - ts / ta) * 100).toFixed(0)} % of its throughput); added p99 ${(ps - pa).toFixed(1)} ms\n`,
+        `  the continuity hop: ${ratioOf('sidecar', 'alone').toFixed(2)}× the Collector alone in front of it (sidecar); ${ratioOf('serve', 'twice').toFixed(2)}× the Collector's own loop, ${ratioOf('serve', 'alone').toFixed(2)}× the Collector alone (gateway)\n`,
       );
     }
+    await twice.stop();
+    await viaGrpc.stop();
+    await viaGrpcGzip.stop();
     await viaServe.stop();
     await alone.stop();
     await serve.stop();
 
     // continuity serve as it starts, against the relay, on the stress mix.
+    if (!RELAY) return;
     const relay = await child([RELAY_SCRIPT, '--relay', sink.url]);
     const svc = await startService(sink.url, join(tmp, 'serve-vs-relay'));
     /** @type {number[]} */

@@ -276,6 +276,15 @@ class Walk {
           }
           break;
         }
+        case 0x7a: {
+          // status (the Collector writes it on every span, empty when unset)
+          const stop = skipLen(b, p + 1, end);
+          if (stop >= 0 && plainStatus(b, lenEnd(b, p + 1), stop)) next = stop;
+          break;
+        }
+        case 0x85: // flags: field 16, fixed32, a two-byte tag
+          if (b[p + 1] === 0x01 && p + 6 <= end) next = p + 6;
+          break;
       }
       if (next >= 0) this.pos = next;
       else {
@@ -316,29 +325,21 @@ class Walk {
    */
   private _plainKeyValue(end: number, depth: number): boolean {
     const b = this._b;
+    if (depth + 1 > MAX_DEPTH) return false;
+    // Key and value in either order: SDKs write the key first, the Collector (pdata marshals
+    // each message back to front) the value first; a field repeated is as valid to the generic walk.
     let p = this.pos;
-    if (depth + 1 > MAX_DEPTH || b[p] !== 0x0a /* key */) return false;
-    p = skipLen(b, p + 1, end);
-    if (p < 0) return false;
-    if (p === end) {
-      this.pos = p;
-      return true;
+    while (p < end) {
+      const tag = b[p]!;
+      if (tag === 0x0a /* key */) {
+        p = skipLen(b, p + 1, end);
+        if (p < 0) return false;
+      } else if (tag === 0x12 /* value */) {
+        const valueEnd = skipLen(b, p + 1, end);
+        if (valueEnd < 0 || !plainAnyValue(b, lenEnd(b, p + 1), valueEnd)) return false;
+        p = valueEnd;
+      } else return false;
     }
-    if (b[p] !== 0x12 /* value */) return false;
-    const valueEnd = skipLen(b, p + 1, end);
-    if (valueEnd !== end) return false;
-    // The AnyValue's content: empty, or exactly one scalar field.
-    p = lenEnd(b, p + 1);
-    if (p === end) {
-      this.pos = end;
-      return true;
-    }
-    const tag = b[p]!;
-    if (tag === 0x0a /* string */ || tag === 0x3a /* bytes */) p = skipLen(b, p + 1, end);
-    else if (tag === 0x10 /* bool */ || tag === 0x18 /* int */) p = skipVarint(b, p + 1, end);
-    else if (tag === 0x21 /* double */) p = p + 9 <= end ? p + 9 : -1;
-    else return false;
-    if (p !== end) return false;
     this.pos = end;
     return true;
   }
@@ -372,6 +373,41 @@ export function walkTraceRequest(body: Uint8Array): WalkResult {
     resources: walk.resources,
     scopes: walk.scopes,
   };
+}
+
+/**
+ * True when `[p, end)` is an AnyValue's content as SDKs and the Collector write a scalar: empty,
+ * or exactly one string, bytes, bool, int or double field (what the generic walk accepts, and less).
+ */
+function plainAnyValue(b: Buffer, p: number, end: number): boolean {
+  if (p === end) return true;
+  const tag = b[p]!;
+  let q: number;
+  if (tag === 0x0a /* string */ || tag === 0x3a /* bytes */) q = skipLen(b, p + 1, end);
+  else if (tag === 0x10 /* bool */ || tag === 0x18 /* int */) q = skipVarint(b, p + 1, end);
+  else if (tag === 0x21 /* double */) q = p + 9 <= end ? p + 9 : -1;
+  else return false;
+  return q === end;
+}
+
+/**
+ * True when `[p, end)` is a Status's content in its usual shape: any of a message (field 2) and a
+ * code (field 3), in either order, each once.
+ */
+function plainStatus(b: Buffer, p: number, end: number): boolean {
+  let seen = 0;
+  while (p < end) {
+    const tag = b[p]!;
+    if (tag === 0x12 /* message */ && !(seen & 1)) {
+      p = skipLen(b, p + 1, end);
+      seen |= 1;
+    } else if (tag === 0x18 /* code */ && !(seen & 2)) {
+      p = skipVarint(b, p + 1, end);
+      seen |= 2;
+    } else return false;
+    if (p < 0) return false;
+  }
+  return true;
 }
 
 /**

@@ -5,6 +5,7 @@
  * name; splicing replaces or cuts out exactly those spans and rewrites the enclosing lengths,
  * every other byte unchanged.
  */
+import { readFileSync } from 'node:fs';
 import { Writer } from 'protobufjs/light.js';
 import { describe, expect, it } from 'vitest';
 import { snapshotAttributes } from '../../src/otel/attributes.js';
@@ -144,6 +145,85 @@ describe('walkTraceRequest', () => {
         );
         const again = walkTraceRequest(out);
         expect(again).toMatchObject({ ok: true, spans: walked.spans - walked.compaction.length });
+      }
+    }
+  });
+});
+
+/**
+ * A request as the real Collector 0.165.0 forwards it (otlp receiver → otlp_http exporter),
+ * recorded from the binary `npm run test:stack` builds: an ordinary span with every field set
+ * (status, flags, an event, a link, attributes of each kind), then a pre and a post span. pdata
+ * writes each message's fields back to front: status first, a KeyValue's value before its key.
+ */
+const COLLECTOR_REQUEST = readFileSync(
+  new URL('../fixtures/otelcol-0.165.0/traces-request.bin', import.meta.url),
+);
+
+describe('walkTraceRequest on what the Collector sends', () => {
+  it('walks fields written back to front, finding the compaction spans the codec decodes', () => {
+    // What makes the recording worth having: the order SDKs never write.
+    expect(COLLECTOR_REQUEST.indexOf(Buffer.from('7a16', 'hex'))).toBeGreaterThan(0);
+    const walked = walkTraceRequest(COLLECTOR_REQUEST);
+    if (!walked.ok) throw new Error(walked.error);
+    const decoded = decodeTraceRequest(COLLECTOR_REQUEST, 'protobuf');
+    const spans = decoded.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
+    expect(walked.spans).toBe(spans.length);
+    expect(spans.map((s) => s.name)).toEqual(['llm.call', SPAN_COMPACTION_PRE, SPAN_COMPACTION_POST]);
+    expect(spans[0]!.status).toEqual({ code: 2, message: 'upstream timed out' });
+    expect(walked.compaction.map((c) => [c.name, c.index])).toEqual([
+      [SPAN_COMPACTION_PRE, 1],
+      [SPAN_COMPACTION_POST, 2],
+    ]);
+  });
+
+  it('still refuses a wrong wire type in a value-first attribute or in a status', () => {
+    const kv = (value: Uint8Array, key: string) => {
+      const w = Writer.create();
+      len(w, 2, value);
+      return len(w, 1, Buffer.from(key)).finish();
+    };
+    const spanWith = (...fields: ((w: Writer) => void)[]) => {
+      const w = Writer.create();
+      for (const f of fields) f(w);
+      len(w, 5, Buffer.from('x'));
+      return w.finish();
+    };
+    const good = spanWith(
+      (w) => len(w, 15, Writer.create().uint32(0x18).uint32(2).uint32(0x12).string('m').finish()),
+      (w) => len(w, 9, kv(Writer.create().uint32(0x18).int64(7).finish(), 'n')),
+      (w) => w.uint32((16 << 3) | 5).fixed32(0x301),
+    );
+    expect(walkTraceRequest(request([[[good]]]))).toMatchObject({ ok: true, spans: 1 });
+    // AnyValue.bool_value (field 2, a varint) as bytes, after the value-first order.
+    const badValue = spanWith((w) => len(w, 9, kv(len(Writer.create(), 2, Buffer.from('1')).finish(), 'n')));
+    expect(walkTraceRequest(request([[[badValue]]]))).toMatchObject({ ok: false });
+    // Status.code (field 3, a varint) as bytes.
+    const badStatus = spanWith((w) => len(w, 15, len(Writer.create(), 3, Buffer.from('2')).finish()));
+    expect(walkTraceRequest(request([[[badStatus]]]))).toMatchObject({ ok: false });
+    // flags (field 16, fixed32) cut short at the end of the span.
+    const shortFlags = Buffer.concat([spanWith(), Buffer.from([0x85, 0x01, 0x01])]);
+    expect(walkTraceRequest(request([[[shortFlags]]]))).toMatchObject({ ok: false });
+  });
+
+  it('never throws on corrupted Collector bodies (mutation test)', () => {
+    let seed = 11;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed;
+    };
+    for (let i = 0; i < 3000; i++) {
+      const bad = Buffer.from(COLLECTOR_REQUEST);
+      for (let k = 0; k < 1 + (i % 4); k++) bad[rand() % bad.length] = rand() & 0xff;
+      const walked = walkTraceRequest(bad);
+      if (walked.ok) {
+        const out = Buffer.concat(
+          splice(bad, walked, new Map(walked.compaction.map((c) => [c, null] as const))),
+        );
+        expect(walkTraceRequest(out)).toMatchObject({
+          ok: true,
+          spans: walked.spans - walked.compaction.length,
+        });
       }
     }
   });
