@@ -32,6 +32,9 @@ export type {
   RecordResult,
   SessionContinuity,
 } from './otel/types.js';
+// The human's signer for recordApproval, unlocked at the app's terminal (loaded when called)
+export type { ApproverSignerOptions } from './otel/approver-signer.js';
+export { approverSigner } from './otel/approver-signer.js';
 
 // The span processor, and the processors for NodeSDK's spanProcessors with the app's exporter
 export {

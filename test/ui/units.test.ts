@@ -115,10 +115,12 @@ describe('the page model', () => {
     expect(o.counts).toMatchObject({ sessions: 3, needsHuman: 1, pending: 1 });
     expect(o.version).toBe(7);
     // An SDK session seen in spans only: the approval is the app's recordApproval, not the CLI's
-    // (whose ledger has no boundary of it), and nothing claims its writes are blocked.
+    // (whose ledger has no boundary of it), signed by the human's key for this boundary (the
+    // passphrase asked at the app's terminal), and nothing claims its writes are blocked.
     expect(o.needsHuman[0]!.nextStep.commands[0]!.command).toBe(
-      `await continuity.recordApproval("s-bad", { decision: "scope", fromDigest: "${digestValue('a')}", toDigest: "${digestValue('b')}", approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>' });`,
+      `await continuity.recordApproval("s-bad", { decision: "scope", fromDigest: "${digestValue('a')}", toDigest: "${digestValue('b')}", approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>', signer: await approverSigner("s-bad-b1") });`,
     );
+    expect(o.needsHuman[0]!.nextStep.commands[0]!.label).toContain('approverSigner');
     expect(o.needsHuman[0]!.nextStep.text).toContain("Nothing blocks the agent's writes for runtime sdk");
     expect(o.sessions[1]!.nextStep.commands[0]!.command).toBe(
       'await continuity.observePost("s-pending", { scope: { value: <value> }, target: { value: <value> } });',
