@@ -219,16 +219,24 @@ export function nextStep(input: StepInput): NextStep {
       });
     }
     case 'unverified':
-      return withCommands(unverifiedStep(c.reason, restate));
+      return withCommands(unverifiedStep(c.reason, restate, input.runtime));
   }
 }
 
-function unverifiedStep(reason: ContinuityReason, restate: StepCommand): NextStep {
+function unverifiedStep(
+  reason: ContinuityReason,
+  restate: StepCommand,
+  runtime: string | null | undefined,
+): NextStep {
   switch (reason) {
     case 'pre_snapshot_missing':
       return {
         actor: 'human',
-        text: 'No snapshot was taken before this compaction, so continuity cannot be verified. A human confirms each consequential action until the next compaction is captured; fix the task record so the next one is.',
+        text: `No snapshot was taken before this compaction, so continuity cannot be verified. ${
+          runtime && GATED_RUNTIMES.has(runtime)
+            ? 'Until the next compaction is captured the write gate asks a human to confirm each consequential action'
+            : `Nothing asks a human to confirm the agent's actions for ${runtime ? `runtime ${runtime}` : 'this runtime'} (it has no write gate): the app decides, e.g. it asks a human to confirm each consequential action until the next compaction is captured`
+        }; fix the task record so the next one is.`,
         commands: [],
       };
     case 'no_required_decisions':
