@@ -12,7 +12,6 @@
  * as `continuity.evidence_missing` on the span (and as an `evidence_missing` ledger record
  * when a ledger is configured), so the boundary resolves to `unverified`, never to a match.
  */
-import { randomUUID } from 'node:crypto';
 import {
   type Attributes,
   type AttributeValue,
@@ -25,6 +24,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { nodeCrypto } from '../authority/node-crypto.js';
 import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import { approvalStatement } from '../authority/statement.js';
 import type { ContinuityState } from '../classify/states.js';
@@ -404,7 +404,7 @@ class ContinuityExtension implements Continuity {
     const trigger = options.trigger === 'manual' || options.trigger === 'auto' ? options.trigger : undefined;
     const last = this._last.get(sessionId);
     if (phase === 'pre') {
-      const boundaryId = explicit ?? randomUUID();
+      const boundaryId = explicit ?? nodeCrypto().randomUUID();
       // A re-capture of the open boundary stays under its first pre span, in its trace.
       const again = last?.open && last.boundaryId === boundaryId ? last : undefined;
       this._last.delete(sessionId);
@@ -433,7 +433,7 @@ class ContinuityExtension implements Continuity {
     const t = trigger ?? open?.trigger;
     // A post with no known boundary still gets an id for the ledger; the span leaves it out so
     // the processor correlates by session and reports the missing pre honestly.
-    const boundaryId = known ?? randomUUID();
+    const boundaryId = known ?? nodeCrypto().randomUUID();
     return {
       boundaryId,
       known: known !== undefined,
@@ -675,7 +675,7 @@ class ContinuityExtension implements Continuity {
       const span = this._startSpan(
         SPAN_DECISION_APPROVAL,
         sessionId,
-        this._last.get(sessionId)?.boundaryId ?? randomUUID(),
+        this._last.get(sessionId)?.boundaryId ?? nodeCrypto().randomUUID(),
         record
           ? approvalAttributes(sessionId, record)
           : { [ATTR_SESSION_ID]: sessionId, [ATTR_EVIDENCE_MISSING]: failure!.reason },
@@ -778,7 +778,7 @@ class ContinuityExtension implements Continuity {
       const span = this._startSpan(
         SPAN_ACTIVITY,
         sessionId,
-        this._last.get(sessionId)?.boundaryId ?? randomUUID(),
+        this._last.get(sessionId)?.boundaryId ?? nodeCrypto().randomUUID(),
         activityAttributes(sessionId, state),
         ns ? hrTimeFromNs(ns) : undefined,
         this._home(sessionId),
