@@ -12,7 +12,7 @@
 import type { KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
-import { nodeCrypto } from './node-crypto.js';
+import { nodeCrypto } from './builtins.js';
 import { PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from './patterns.js';
 
 export { KEY_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from './patterns.js';

@@ -18,7 +18,7 @@
  * (`agent-continuity/claude-code/<session>/<boundary>/pre`, first 8 bytes), so a post span sent
  * after an upgrade still names its pre span.
  */
-import { nodeCrypto } from '../authority/node-crypto.js';
+import { nodeCrypto } from '../authority/builtins.js';
 
 const TRACE_LABEL = 'agent-continuity/boundary-trace@1\u0000';
 

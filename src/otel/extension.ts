@@ -24,7 +24,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { nodeCrypto } from '../authority/node-crypto.js';
+import { nodeCrypto } from '../authority/builtins.js';
 import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import { approvalStatement } from '../authority/statement.js';
 import type { ContinuityState } from '../classify/states.js';

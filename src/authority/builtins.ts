@@ -1,0 +1,27 @@
+/**
+ * `node:crypto` and `node:fs`, loaded on first use rather than at import. Initialising
+ * `node:crypto` (a dozen internal modules) was the largest single cost `import 'agent-continuity'`
+ * added over `@opentelemetry/api` (bench/import.bench.js), and an ES module import of `node:fs`
+ * builds its namespace of some hundred exports; the root entry needs neither at start-up, only
+ * when a boundary id is drawn, a trace id derived, an approval verified or a pin read.
+ * Builtins, so `require` loads them synchronously from either build.
+ */
+import { createRequire } from 'node:module';
+
+type NodeCrypto = typeof import('node:crypto');
+type NodeFs = typeof import('node:fs');
+
+let crypto: NodeCrypto | undefined;
+let fs: NodeFs | undefined;
+
+/** The `node:crypto` module, required on the first call. */
+export function nodeCrypto(): NodeCrypto {
+  crypto ??= createRequire(import.meta.url)('node:crypto') as NodeCrypto;
+  return crypto;
+}
+
+/** The `node:fs` module, required on the first call. */
+export function nodeFs(): NodeFs {
+  fs ??= createRequire(import.meta.url)('node:fs') as NodeFs;
+  return fs;
+}
