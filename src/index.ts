@@ -10,7 +10,9 @@
  */
 
 // The SDK extension an agent calls at its compaction points
+export type { ApproverSignerOptions } from './authority/app-signer.js';
 export {
+  approverSigner,
   createContinuity,
   DEFAULT_LEDGER_TIMEOUT_MS,
   DEFAULT_RUNTIME,
@@ -32,9 +34,6 @@ export type {
   RecordResult,
   SessionContinuity,
 } from './otel/types.js';
-// The human's signer for recordApproval, unlocked at the app's terminal (loaded when called)
-export type { ApproverSignerOptions } from './otel/approver-signer.js';
-export { approverSigner } from './otel/approver-signer.js';
 
 // The span processor, and the processors for NodeSDK's spanProcessors with the app's exporter
 export {

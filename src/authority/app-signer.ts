@@ -4,7 +4,7 @@
  * by the passphrase typed at the app process's controlling terminal for this boundary
  * (./tty.ts), never taken from an argument, the environment or a file.
  *
- * Loaded only when an app asks for a signer (`approverSigner` in src/otel/approver-signer.ts), so
+ * Loaded only when an app asks for a signer (`approverSigner` in src/otel/extension.ts), so
  * `import 'agent-continuity'` stays light.
  */
 import { OPAQUE_ID_PATTERN } from '../decision/rules.js';

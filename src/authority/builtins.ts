@@ -14,14 +14,22 @@ type NodeFs = typeof import('node:fs');
 let crypto: NodeCrypto | undefined;
 let fs: NodeFs | undefined;
 
+/**
+ * A `require` for builtins. Its base path does not matter for a `node:` id, so it is not
+ * `import.meta.url`, which the hook's CommonJS bundle (scripts/build-hook.mjs) leaves empty.
+ */
+function requireBuiltin<T>(id: `node:${string}`): T {
+  return createRequire(process.execPath)(id) as T;
+}
+
 /** The `node:crypto` module, required on the first call. */
 export function nodeCrypto(): NodeCrypto {
-  crypto ??= createRequire(import.meta.url)('node:crypto') as NodeCrypto;
+  crypto ??= requireBuiltin<NodeCrypto>('node:crypto');
   return crypto;
 }
 
 /** The `node:fs` module, required on the first call. */
 export function nodeFs(): NodeFs {
-  fs ??= createRequire(import.meta.url)('node:fs') as NodeFs;
+  fs ??= requireBuiltin<NodeFs>('node:fs');
   return fs;
 }

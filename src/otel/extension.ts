@@ -24,6 +24,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import type { ApproverSignerOptions } from '../authority/app-signer.js';
 import { nodeCrypto } from '../authority/builtins.js';
 import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import { approvalStatement } from '../authority/statement.js';
@@ -68,6 +69,7 @@ import {
 } from './semconv.js';
 import type {
   ApprovalInput,
+  ApprovalSigner,
   CaptureOptions,
   CaptureResult,
   Continuity,
@@ -163,6 +165,22 @@ function loadDigesters(): Promise<Digesters> {
     ([n, d]) => ({ normalize: n.normalize, sha256Digest: d.sha256Digest, hmacDigest: d.hmacDigest }),
   );
   return digesters;
+}
+
+/**
+ * The human's signer for `recordApproval(sessionId, { …, signer })`: asks the approver passphrase
+ * at this process's controlling terminal (showing the boundary and key id first) and returns a
+ * signer of approvals of `boundaryId` only, with the key `continuity key init` made in the user's
+ * configuration directory (docs/security.md). Rejects, signing nothing, without a terminal, without
+ * a key store, for a wrong passphrase or on Ctrl-C. Call it from a human's action, never from the
+ * agent. The key store and its crypto load when it is called, not at `import 'agent-continuity'`.
+ */
+export async function approverSigner(
+  boundaryId: string,
+  options?: ApproverSignerOptions,
+): Promise<ApprovalSigner> {
+  const { unlockApproverSigner } = await import('../authority/app-signer.js');
+  return unlockApproverSigner(boundaryId, options);
 }
 
 /** The Node warning code of a decision given as a plain value instead of `{ value }`. */
