@@ -14,6 +14,7 @@ import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace
 import { approverDir, keyStoreFiles } from '../authority/key-store.js';
 import { keyIdOfHex } from '../authority/signing.js';
 import type { ActivityState } from '../decision/model.js';
+import { InputError } from '../decision/problems.js';
 import { approverKeyHex, SERVICE_DEFAULTS, ServiceConfigSchema } from '../service/config.js';
 import { createLogger } from '../service/log.js';
 import { ContinuityService } from '../service/service.js';
@@ -41,6 +42,9 @@ export interface DemoService {
   stop(): Promise<void>;
 }
 
+/** Where a bad demo argument is reported from (exit 2, one line). */
+const DEMO_ARGS = 'demo arguments';
+
 /** The demo's arguments. */
 export interface DemoArgs {
   serve: boolean;
@@ -55,14 +59,18 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   const i = argv.indexOf('--port');
   const port = i >= 0 ? Number(argv[i + 1]) : SERVICE_DEFAULTS.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`--port: expected a port number 0..65535, got ${argv[i + 1] ?? '(nothing)'}`);
+    throw new InputError(DEMO_ARGS, [
+      { path: '--port', message: `expected a port number 0..65535, got ${argv[i + 1] ?? '(nothing)'}` },
+    ]);
   }
   const approverKeys: string[] = [];
   argv.forEach((a, j) => {
     if (a !== '--approver-key') return;
     const file = argv[j + 1];
     if (file === undefined || file.startsWith('--'))
-      throw new Error('--approver-key: expected the path of a public key file (`continuity key show`)');
+      throw new InputError(DEMO_ARGS, [
+        { path: '--approver-key', message: 'expected the path of a public key file (`continuity key show`)' },
+      ]);
     approverKeys.push(file);
   });
   return { serve, port, approverKeys };
@@ -83,7 +91,7 @@ export interface TrustedKey {
  */
 export function userApproverKeys(args: DemoArgs, env: NodeJS.ProcessEnv): TrustedKey[] {
   const trusted = (value: string, i: number, from: string): TrustedKey => {
-    const hex = approverKeyHex(value, `--approver-key[${i}]`, 'demo arguments');
+    const hex = approverKeyHex(value, `--approver-key[${i}]`, DEMO_ARGS);
     return { hex, keyId: keyIdOfHex(hex), from };
   };
   if (args.approverKeys.length > 0) return args.approverKeys.map((k, i) => trusted(k, i, '--approver-key'));
