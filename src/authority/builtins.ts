@@ -15,11 +15,15 @@ let crypto: NodeCrypto | undefined;
 let fs: NodeFs | undefined;
 
 /**
- * A `require` for builtins. Its base path does not matter for a `node:` id, so it is not
- * `import.meta.url`, which the hook's CommonJS bundle (scripts/build-hook.mjs) leaves empty.
+ * A builtin, synchronously, from either build: `process.getBuiltinModule` (Node 20.16 and later)
+ * loads nothing else, while a `createRequire` function initialises the ES module loader, which the
+ * hooks' CommonJS fast path must not pay for (test/claude-code/fast-path-imports.test.ts). The
+ * fallback's base path does not matter for a `node:` id, so it is not `import.meta.url`, which the
+ * hook's CommonJS bundle leaves empty.
  */
 function requireBuiltin<T>(id: `node:${string}`): T {
-  return createRequire(process.execPath)(id) as T;
+  const get = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  return (get ? get.call(process, id) : createRequire(process.execPath)(id)) as T;
 }
 
 /** The `node:crypto` module, required on the first call. */
