@@ -43,6 +43,23 @@ const common = {
   legalComments: 'none',
 };
 
+/**
+ * src/authority/builtins.ts loads node:crypto and node:fs on first use through node:module, whose
+ * require() starts the ES module loader; in a CommonJS bundle a plain require() on first use is
+ * just as lazy and starts nothing (test/claude-code/fast-path-imports.test.ts).
+ */
+const plainBuiltins = {
+  name: 'plain-builtins',
+  /** @param {import('esbuild').PluginBuild} b */
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]authority[\\/]builtins\.ts$/ }, () => ({
+      contents:
+        "export const nodeCrypto = () => require('node:crypto');\nexport const nodeFs = () => require('node:fs');\n",
+      loader: 'js',
+    }));
+  },
+};
+
 /** Marks the lazy modules external, rewritten to their bundle, in every bundle but their own. */
 function lazyChunks(self) {
   return {
@@ -73,7 +90,7 @@ for (const { entry, out } of bundles) {
     ...common,
     entryPoints: [entry],
     outfile: join('dist', out),
-    plugins: [lazyChunks(entry)],
+    plugins: [plainBuiltins, lazyChunks(entry)],
   });
   const output = r.metafile.outputs[`dist/${out}`];
   meta[out] = { bytes: output?.bytes ?? 0, inputs: Object.keys(output?.inputs ?? {}).sort() };

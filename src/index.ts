@@ -10,7 +10,9 @@
  */
 
 // The SDK extension an agent calls at its compaction points
+export type { ApproverSignerOptions } from './authority/app-signer.js';
 export {
+  approverSigner,
   createContinuity,
   DEFAULT_LEDGER_TIMEOUT_MS,
   DEFAULT_RUNTIME,

@@ -9,9 +9,10 @@
  *
  * Imports only node:crypto and canonicalize (no zod): the write gate's slow path verifies with it.
  */
-import { createHash, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
+import { nodeCrypto } from './builtins.js';
 import { PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from './patterns.js';
 
 export { KEY_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN } from './patterns.js';
@@ -22,7 +23,10 @@ const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** The raw 32-byte public key of an Ed25519 key object, in hex. */
 export function publicKeyHex(key: KeyObject): string {
-  const der = (key.type === 'private' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' });
+  const der = (key.type === 'private' ? nodeCrypto().createPublicKey(key) : key).export({
+    type: 'spki',
+    format: 'der',
+  });
   return der.subarray(der.length - 32).toString('hex');
 }
 
@@ -30,7 +34,7 @@ export function publicKeyHex(key: KeyObject): string {
 export function publicKeyFromHex(hex: string): KeyObject | undefined {
   if (!PUBLIC_KEY_PATTERN.test(hex)) return undefined;
   try {
-    return createPublicKey({
+    return nodeCrypto().createPublicKey({
       key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, 'hex')]),
       format: 'der',
       type: 'spki',
@@ -42,7 +46,11 @@ export function publicKeyFromHex(hex: string): KeyObject | undefined {
 
 /** The key id of a public key given in hex. */
 export function keyIdOfHex(hex: string): string {
-  return `ed25519:${createHash('sha256').update(Buffer.from(hex, 'hex')).digest('hex').slice(0, 32)}`;
+  return `ed25519:${nodeCrypto()
+    .createHash('sha256')
+    .update(Buffer.from(hex, 'hex'))
+    .digest('hex')
+    .slice(0, 32)}`;
 }
 
 /** The key id of a key object (public or private). */
@@ -57,7 +65,7 @@ export function signedBytes(statement: Record<string, unknown>): Buffer {
 
 /** Signs a statement with a (decrypted) private key; the signature in hex. */
 export function signStatement(statement: Record<string, unknown>, privateKey: KeyObject): string {
-  return sign(null, signedBytes(statement), privateKey).toString('hex');
+  return nodeCrypto().sign(null, signedBytes(statement), privateKey).toString('hex');
 }
 
 /** True when `signature` is a valid signature of `statement` by `publicKey`. Never throws. */
@@ -68,7 +76,7 @@ export function verifyStatement(
 ): boolean {
   if (typeof signature !== 'string' || !SIGNATURE_PATTERN.test(signature)) return false;
   try {
-    return verify(null, signedBytes(statement), publicKey, Buffer.from(signature, 'hex'));
+    return nodeCrypto().verify(null, signedBytes(statement), publicKey, Buffer.from(signature, 'hex'));
   } catch {
     return false;
   }

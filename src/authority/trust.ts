@@ -16,7 +16,7 @@
  * Imports node built-ins and lean local modules only: the gate's slow path reads the pin.
  */
 import type { KeyObject } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { nodeFs } from './builtins.js';
 import { KEY_ID_PATTERN } from './patterns.js';
 import { approvalStatement, keyIdOfHex, publicKeyFromHex, SIGNED_KINDS, verifyStatement } from './signing.js';
 
@@ -168,6 +168,7 @@ export type PinRead =
  */
 export function readPin(ledgerPath: string): PinRead {
   const file = pinPathOf(ledgerPath);
+  const { closeSync, constants, fstatSync, openSync, readFileSync } = nodeFs();
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

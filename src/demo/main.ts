@@ -47,7 +47,14 @@ import {
 import { countStates, renderCounts, renderTable } from '../report/table.js';
 import { demoApprover } from './approver.js';
 import { loadReplayFixture, replayCases } from './replay.js';
-import { DEMO_ACTIVITY, type DemoService, parseDemoArgs, startDemoService, untilSignal } from './serve.js';
+import {
+  DEMO_ACTIVITY,
+  type DemoService,
+  parseDemoArgs,
+  startDemoService,
+  untilSignal,
+  userApproverKeys,
+} from './serve.js';
 
 /** A metric reader that collects only when asked, so the demo can read its own counts back. */
 class OnDemandReader extends MetricReader {
@@ -85,8 +92,9 @@ function otlpExport():
 async function main(): Promise<void> {
   const args = parseDemoArgs(process.argv.slice(2));
   const approver = demoApprover();
+  const userKeys = args.serve ? userApproverKeys(args, process.env) : [];
   const demo: DemoService | undefined = args.serve
-    ? await startDemoService(args.port, approver.publicKeyHex)
+    ? await startDemoService(args.port, [approver.publicKeyHex, ...userKeys.map((k) => k.hex)])
     : undefined;
   const casesPath = fileURLToPath(new URL('../../examples/six-case/cases.json', import.meta.url));
   const cases = loadReplayFixture(
@@ -171,6 +179,11 @@ async function main(): Promise<void> {
   if (demo) {
     // Listening before the line that says Ctrl-C stops it (see src/cli/commands/serve.ts).
     const signal = untilSignal();
+    out.write(
+      userKeys.length > 0
+        ? `\nApprovals signed by ${userKeys.map((k) => `${k.keyId} (${k.from})`).join(', ')} count here: the page's recordApproval call with approverSigner resolves the conflict.\n`
+        : "\nTo approve the conflict with the page's recordApproval call, make your approver key (`npx continuity key init`) and rerun, or pass --approver-key FILE (a public key, `continuity key show`).\n",
+    );
     out.write(
       `\nThe continuity page: ${demo.pageUrl}\n(continuity serve in this process; Ctrl-C stops it)\n`,
     );

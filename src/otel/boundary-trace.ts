@@ -18,7 +18,7 @@
  * (`agent-continuity/claude-code/<session>/<boundary>/pre`, first 8 bytes), so a post span sent
  * after an upgrade still names its pre span.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../authority/builtins.js';
 
 const TRACE_LABEL = 'agent-continuity/boundary-trace@1\u0000';
 
@@ -30,7 +30,8 @@ const TRACE_LABEL = 'agent-continuity/boundary-trace@1\u0000';
 const SPAN_NAMESPACE = 'agent-continuity/claude-code';
 
 function sha256Hex(label: string, bytes: number): string {
-  return createHash('sha256')
+  return nodeCrypto()
+    .createHash('sha256')
     .update(label, 'utf8')
     .digest('hex')
     .slice(0, bytes * 2);

@@ -12,7 +12,6 @@
  * as `continuity.evidence_missing` on the span (and as an `evidence_missing` ledger record
  * when a ledger is configured), so the boundary resolves to `unverified`, never to a match.
  */
-import { randomUUID } from 'node:crypto';
 import {
   type Attributes,
   type AttributeValue,
@@ -25,6 +24,8 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import type { ApproverSignerOptions } from '../authority/app-signer.js';
+import { nodeCrypto } from '../authority/builtins.js';
 import { KEY_ID_PATTERN, SIGNATURE_PATTERN } from '../authority/patterns.js';
 import { approvalStatement } from '../authority/statement.js';
 import type { ContinuityState } from '../classify/states.js';
@@ -68,6 +69,7 @@ import {
 } from './semconv.js';
 import type {
   ApprovalInput,
+  ApprovalSigner,
   CaptureOptions,
   CaptureResult,
   Continuity,
@@ -163,6 +165,22 @@ function loadDigesters(): Promise<Digesters> {
     ([n, d]) => ({ normalize: n.normalize, sha256Digest: d.sha256Digest, hmacDigest: d.hmacDigest }),
   );
   return digesters;
+}
+
+/**
+ * The human's signer for `recordApproval(sessionId, { …, signer })`: asks the approver passphrase
+ * at this process's controlling terminal (showing the boundary and key id first) and returns a
+ * signer of approvals of `boundaryId` only, with the key `continuity key init` made in the user's
+ * configuration directory (docs/security.md). Rejects, signing nothing, without a terminal, without
+ * a key store, for a wrong passphrase or on Ctrl-C. Call it from a human's action, never from the
+ * agent. The key store and its crypto load when it is called, not at `import 'agent-continuity'`.
+ */
+export async function approverSigner(
+  boundaryId: string,
+  options?: ApproverSignerOptions,
+): Promise<ApprovalSigner> {
+  const { unlockApproverSigner } = await import('../authority/app-signer.js');
+  return unlockApproverSigner(boundaryId, options);
 }
 
 /** The Node warning code of a decision given as a plain value instead of `{ value }`. */
@@ -404,7 +422,7 @@ class ContinuityExtension implements Continuity {
     const trigger = options.trigger === 'manual' || options.trigger === 'auto' ? options.trigger : undefined;
     const last = this._last.get(sessionId);
     if (phase === 'pre') {
-      const boundaryId = explicit ?? randomUUID();
+      const boundaryId = explicit ?? nodeCrypto().randomUUID();
       // A re-capture of the open boundary stays under its first pre span, in its trace.
       const again = last?.open && last.boundaryId === boundaryId ? last : undefined;
       this._last.delete(sessionId);
@@ -433,7 +451,7 @@ class ContinuityExtension implements Continuity {
     const t = trigger ?? open?.trigger;
     // A post with no known boundary still gets an id for the ledger; the span leaves it out so
     // the processor correlates by session and reports the missing pre honestly.
-    const boundaryId = known ?? randomUUID();
+    const boundaryId = known ?? nodeCrypto().randomUUID();
     return {
       boundaryId,
       known: known !== undefined,
@@ -675,7 +693,7 @@ class ContinuityExtension implements Continuity {
       const span = this._startSpan(
         SPAN_DECISION_APPROVAL,
         sessionId,
-        this._last.get(sessionId)?.boundaryId ?? randomUUID(),
+        this._last.get(sessionId)?.boundaryId ?? nodeCrypto().randomUUID(),
         record
           ? approvalAttributes(sessionId, record)
           : { [ATTR_SESSION_ID]: sessionId, [ATTR_EVIDENCE_MISSING]: failure!.reason },
@@ -778,7 +796,7 @@ class ContinuityExtension implements Continuity {
       const span = this._startSpan(
         SPAN_ACTIVITY,
         sessionId,
-        this._last.get(sessionId)?.boundaryId ?? randomUUID(),
+        this._last.get(sessionId)?.boundaryId ?? nodeCrypto().randomUUID(),
         activityAttributes(sessionId, state),
         ns ? hrTimeFromNs(ns) : undefined,
         this._home(sessionId),

@@ -389,7 +389,7 @@ function ownAddresses(): string[] {
 }
 
 /** An approver public key as 64 hex digits, from hex or from a PEM file; InputError when neither. */
-function approverKeyHex(value: string, path: string, source: string): string {
+export function approverKeyHex(value: string, path: string, source: string): string {
   if (PUBLIC_KEY_PATTERN.test(value)) return value;
   let key: KeyObject;
   try {

@@ -327,6 +327,7 @@ function ledgerRow(l: LedgerSession): SessionRow {
       sessionId: l.sessionId,
       inLedger: true,
       runtime: l.evidence.runtime ?? null,
+      boundaryId: l.evidence.boundaryId ?? null,
       latest: { classification: c, pre: l.evidence.pre, post: l.evidence.post },
     }),
     source: 'ledger',
@@ -353,6 +354,7 @@ function row(view: SessionView, history: readonly HistoryEntry[], inLedger?: boo
       sessionId: view.sessionId,
       inLedger,
       runtime: view.pending?.runtime ?? latest?.runtime ?? null,
+      boundaryId: latest?.boundaryId ?? null,
       pending: view.pending ? { pre: view.pending.pre } : undefined,
       latest:
         last && latest && last.boundaryId === latest.boundaryId && last.classification.state === latest.state

@@ -47,6 +47,8 @@ export interface StepInput {
   inLedger?: boolean | undefined;
   /** The runtime that recorded the session (`sdk`, `claude-code`, …), when known. */
   runtime?: string | null | undefined;
+  /** The latest boundary's id, when known: an app's signed approval names it. */
+  boundaryId?: string | null | undefined;
 }
 
 /**
@@ -90,14 +92,24 @@ function gateSentence(runtime: string | null | undefined): string {
 const AGENT_LEDGER_NOTE =
   'This page has no record of the session in a ledger it reads: run the commands on the machine where the agent runs (its ledger holds the pre snapshot).';
 
-/** The SDK call that records a human's approval in the app (a span the processor or service reads). */
+/** Stands for the boundary's id in the app's approval call when the id is withheld or unknown. */
+export const BOUNDARY_PLACEHOLDER = '<boundary-id>';
+
+/**
+ * The SDK call that records a human's approval in the app, signed with the human's approver key:
+ * `approverSigner` (exported by agent-continuity) asks the passphrase at the app's terminal, so
+ * the call proves a human only when a human types it (docs/security.md). No key, no passphrase.
+ */
 function recordApprovalCall(
   sessionId: string,
+  boundaryId: string | null | undefined,
   decision: string,
   fromDigest: string,
   toDigest: string,
 ): string {
-  return `await continuity.recordApproval(${JSON.stringify(sessionId)}, { decision: ${JSON.stringify(decision)}, fromDigest: ${JSON.stringify(fromDigest)}, toDigest: ${JSON.stringify(toDigest)}, approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>' });`;
+  const boundary =
+    boundaryId && isShowable(boundaryId) ? JSON.stringify(boundaryId) : `'${BOUNDARY_PLACEHOLDER}'`;
+  return `await continuity.recordApproval(${JSON.stringify(sessionId)}, { decision: ${JSON.stringify(decision)}, fromDigest: ${JSON.stringify(fromDigest)}, toDigest: ${JSON.stringify(toDigest)}, approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>', signer: await approverSigner(${boundary}) });`;
 }
 
 /** The SDK call with which the agent, through the app, restates its decisions. */
@@ -188,8 +200,8 @@ export function nextStep(input: StepInput): NextStep {
         approvals.push(
           place === 'app'
             ? {
-                label: `approve the change of "${name}" in the app, from a human's action (never the agent's own call)`,
-                command: recordApprovalCall(input.sessionId, name, from, to),
+                label: `approve the change of "${name}" in the app, from a human's action (never the agent's own call); approverSigner, from agent-continuity, asks your approver passphrase at the app's terminal (\`continuity key init\` makes the key; the service must trust its public key)`,
+                command: recordApprovalCall(input.sessionId, input.boundaryId, name, from, to),
               }
             : {
                 label: `approve the change of "${name}" (in your own terminal${place === 'agent-ledger' ? ' on the machine where the agent runs' : ''}, never through the agent)`,
@@ -207,16 +219,24 @@ export function nextStep(input: StepInput): NextStep {
       });
     }
     case 'unverified':
-      return withCommands(unverifiedStep(c.reason, restate));
+      return withCommands(unverifiedStep(c.reason, restate, input.runtime));
   }
 }
 
-function unverifiedStep(reason: ContinuityReason, restate: StepCommand): NextStep {
+function unverifiedStep(
+  reason: ContinuityReason,
+  restate: StepCommand,
+  runtime: string | null | undefined,
+): NextStep {
   switch (reason) {
     case 'pre_snapshot_missing':
       return {
         actor: 'human',
-        text: 'No snapshot was taken before this compaction, so continuity cannot be verified. A human confirms each consequential action until the next compaction is captured; fix the task record so the next one is.',
+        text: `No snapshot was taken before this compaction, so continuity cannot be verified. ${
+          runtime && GATED_RUNTIMES.has(runtime)
+            ? 'Until the next compaction is captured the write gate asks a human to confirm each consequential action'
+            : `Nothing asks a human to confirm the agent's actions for ${runtime ? `runtime ${runtime}` : 'this runtime'} (it has no write gate): the app decides, e.g. it asks a human to confirm each consequential action until the next compaction is captured`
+        }; fix the task record so the next one is.`,
         commands: [],
       };
     case 'no_required_decisions':

@@ -585,6 +585,16 @@ describe("the README's code blocks", () => {
     expect(blockNames('README.md')).toEqual([SETUP, 'extension', 'tracing-cjs']);
     expect(blockNames('docs/processor.md')).toEqual(['sdk-2.x', 'sdk-3.x']);
   });
+
+  it('leave no JavaScript or TypeScript block of README.md untested: each follows a <!-- compat --> marker', () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const unmarked = [
+      ...readme.matchAll(/(<!-- compat: [a-z0-9.-]+ -->\n)?```(js|mjs|cjs|ts|typescript|javascript)\n/g),
+    ]
+      .filter((m) => m[1] === undefined)
+      .map((m) => `README.md line ${readme.slice(0, m.index).split('\n').length}`);
+    expect(unmarked).toEqual([]);
+  });
 });
 
 async function fetchText(url: string): Promise<{ status: number; body: string }> {

@@ -3,6 +3,8 @@
  * pretest step), alone and with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a receiver in this test.
  */
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_CONTINUITY_STATE, METRIC_BOUNDARIES, SPAN_COMPACTION_POST } from '../../src/otel/semconv.js';
@@ -18,11 +20,15 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function runDemo(
   env: Record<string, string>,
+  args: readonly string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const clean = { ...process.env };
   for (const k of Object.keys(clean)) if (k.startsWith('OTEL_')) delete clean[k];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['dist/demo/main.js'], { cwd: root, env: { ...clean, ...env } });
+    const child = spawn(process.execPath, ['dist/demo/main.js', ...args], {
+      cwd: root,
+      env: { ...clean, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -45,6 +51,14 @@ describe('npm run demo', () => {
     expect(stdout).toMatch(/case-5-conflicting-scope +healthy +conflicting +scope/);
     expect(stdout).not.toContain('exported');
     expect(stdout).toContain('See the six sessions on the continuity page: npm run demo -- --serve\n');
+  });
+
+  it('refuses an --approver-key it cannot read with exit 2 and one line naming the flag, serving nothing', async () => {
+    const missing = join(tmpdir(), 'continuity-demo-no-such-key.pub.pem');
+    const { code, stdout, stderr } = await runDemo({}, ['--serve', '--port', '0', '--approver-key', missing]);
+    expect(code).toBe(2);
+    expect(stderr).toBe('demo arguments: --approver-key[0]: cannot read the public key file (ENOENT)\n');
+    expect(stdout).not.toContain('The continuity page');
   });
 
   describe.each(['http/json', 'http/protobuf'])('with OTEL_EXPORTER_OTLP_PROTOCOL=%s', (protocol) => {

@@ -12,17 +12,20 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 export interface ServingDemo {
   /** The address the demo printed, `http://127.0.0.1:port/ui`. */
   pageUrl: string;
+  /** What it wrote to stdout so far. */
+  stdout(): string;
   /** What it wrote to stderr so far. */
   stderr(): string;
   /** SIGTERM; resolves to the exit code. */
   stop(): Promise<number | null>;
 }
 
-export async function startServingDemo(): Promise<ServingDemo> {
+/** Starts the demo; `args` are added to `--serve --port 0` (e.g. `--approver-key FILE`). */
+export async function startServingDemo(args: readonly string[] = []): Promise<ServingDemo> {
   const clean = { ...process.env };
   for (const k of Object.keys(clean))
     if (k.startsWith('OTEL_') || k.startsWith('CONTINUITY_')) delete clean[k];
-  const child = spawn(process.execPath, ['dist/demo/main.js', '--serve', '--port', '0'], {
+  const child = spawn(process.execPath, ['dist/demo/main.js', '--serve', '--port', '0', ...args], {
     cwd: root,
     env: clean,
   });
@@ -40,6 +43,7 @@ export async function startServingDemo(): Promise<ServingDemo> {
   });
   return {
     pageUrl,
+    stdout: () => stdout,
     stderr: () => stderr,
     stop: () => {
       child.kill('SIGTERM');

@@ -339,6 +339,39 @@ describe('what each entry point loads', () => {
     );
   });
 
+  it('the root entry does not initialise node:crypto at import, as an ES module or as CommonJS (it loads on the first boundary id, trace id or signature)', () => {
+    const crypto = "process.moduleLoadList.includes('NativeModule crypto')";
+    const probe = (file: string, source: string) => {
+      const path = join(scratch, file);
+      writeFileSync(path, source);
+      const r = spawnSync(process.execPath, [path], {
+        cwd: REPO,
+        env: appEnv(process.execPath),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as boolean[];
+    };
+    const esm = pathToFileURL(join(REPO, 'dist', 'index.js')).href;
+    const cjs = join(REPO, 'dist', 'cjs', 'index.js');
+    // Before the import, after it, and after a capture (the control: it does load then).
+    const capture =
+      "await c.capturePre('s-1', { scope: { value: 1 }, target: { value: 2 }, acceptance_test: { value: 3 } });";
+    expect(
+      probe(
+        'crypto-probe.mjs',
+        `const a = ${crypto}; const m = await import(${JSON.stringify(esm)}); const b = ${crypto}; const c = m.createContinuity(); ${capture} console.log(JSON.stringify([a, b, ${crypto}]));`,
+      ),
+    ).toEqual([false, false, true]);
+    expect(
+      probe(
+        'crypto-probe.cjs',
+        `(async () => { const a = ${crypto}; const m = require(${JSON.stringify(cjs)}); const b = ${crypto}; const c = m.createContinuity(); ${capture} console.log(JSON.stringify([a, b, ${crypto}])); })();`,
+      ),
+    ).toEqual([false, false, true]);
+  });
+
   it('the service entry: the metrics SDK and @grpc/grpc-js (what the root entry never loads)', () => {
     const script = `await import(${JSON.stringify(pathToFileURL(join(REPO, 'dist', 'service', 'index.js')).href)});`;
     const loaded = otelLoaded(['--input-type=module', '-e', script]);

@@ -12,9 +12,8 @@
  * rewritten too.
  */
 
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -28,7 +27,7 @@ import { type ServeProcess, startServe } from '../service/harness.js';
 import { expectedStates, loadSixCases, type SentCase, sendSixCases } from '../service/six-cases.js';
 import { SERVICE_TEST_APPROVER } from '../support/approver.js';
 import { type Browser, ensureBrowser, launchChromium, type Page } from '../support/browser.js';
-import { atTerminal, ensureTerminalTools, withApproverKey } from '../support/human.js';
+import { atTerminal, ensureTerminalTools, HUMAN_PASSPHRASE, withApproverKey } from '../support/human.js';
 import { BIN } from '../support/world.js';
 import {
   cli,
@@ -617,14 +616,16 @@ describe('the continuity page behind a bearer token', () => {
 });
 
 describe('npm run demo -- --serve in Chromium', () => {
-  // Skipped: the page's copied recordApproval(...) for an SDK session carries no signer, and the
-  // demo's service trusts only the demo's own in-memory key, so the copied calls no longer resolve
-  // the conflict since approvals must be signed (issue 26). The page must offer a signed form (a
-  // signer placeholder, and a key the demo's service can be told to trust) before this runs again;
-  // named in the issue's closing note.
-  it.skip('shows the six cases, the conflicting and the dropped one needing a human, each with its command', async () => {
-    const demo = await startServingDemo();
+  it('shows the six cases, the conflicting and the dropped one needing a human, each with its command; the signed approval call, run as the page says, resolves the conflict', async () => {
+    await ensureTerminalTools();
+    // The human: an approver key store (as `continuity key init` makes it) in their own
+    // configuration directory; the demo is told to trust its public key, and only that.
+    const home = mkdtempSync(join(tmpdir(), 'continuity-demo-human-'));
+    const human = withApproverKey({ ...process.env, XDG_CONFIG_HOME: undefined }, home);
+    const publicKey = keyStoreFiles(approverDir(human)).publicKey;
+    const demo = await startServingDemo(['--approver-key', publicKey]);
     try {
+      expect(demo.stdout()).toMatch(/Approvals signed by ed25519:[0-9a-f]{32} \(--approver-key\) count here/);
       const page = await browser.context.newPage();
       const res = await page.goto(demo.pageUrl);
       expect(res?.status()).toBe(200);
@@ -639,15 +640,20 @@ describe('npm run demo -- --serve in Chromium', () => {
         lis.map((li) => ({
           key: li.getAttribute('data-session-key') ?? '',
           commands: [...li.querySelectorAll('.cmd pre')].map((p) => p.textContent ?? ''),
+          text: li.textContent ?? '',
         })),
       );
       expect(cards).toHaveLength(2);
       // The demo's sessions are the SDK extension's, in spans only (the demo reads no ledger): the
-      // commands are the app's calls, and nothing claims the agent's writes are blocked.
+      // commands are the app's calls, the approval signed by the human's key, and nothing claims
+      // the agent's writes are blocked.
       const conflict = cards.find((c) =>
         c.commands[0]?.startsWith('await continuity.recordApproval("case-5-conflicting-scope", '),
       );
       expect(conflict?.commands[1]).toMatch(/^await continuity\.observePost\("case-5-conflicting-scope", /);
+      expect(conflict?.text).toContain(
+        'approverSigner, from agent-continuity, asks your approver passphrase',
+      );
       expect(
         cards.some((c) =>
           c.commands[0]?.startsWith('await continuity.observePost("case-4-dropped-approval-boundary"'),
@@ -655,15 +661,26 @@ describe('npm run demo -- --serve in Chromium', () => {
       ).toBe(true);
       const needsHuman = (await page.textContent('#needs-human')) ?? '';
       expect(needsHuman).toContain("Nothing blocks the agent's writes for runtime sdk");
-      expect(needsHuman).not.toContain('Writes are blocked');
+      expect(needsHuman).not.toMatch(/writes are blocked|write gate refuses/i);
+      // Never a key or a passphrase on the page.
+      const html = await page.evaluate(() => document.documentElement.outerHTML);
+      expect(html).not.toContain(HUMAN_PASSPHRASE);
+      expect(html).not.toContain('PRIVATE KEY');
 
-      // The conflict's commands, run for real as the app runs them: a human's approval (the
-      // placeholders filled in), then the agent's restatement of what it now holds (the digests
-      // after compaction, as the page lists them), exported to the demo's service.
+      // The conflict's commands, run for real as the app runs them: the human's approval (the
+      // placeholders filled in), signed by approverSigner with the passphrase typed at the app's
+      // terminal, then the agent's restatement of what it now holds (the digests after
+      // compaction, as the page lists them), exported to the demo's service.
       const base = demo.pageUrl.replace(/\/ui$/, '');
       const detail = (await (await fetch(`${base}/ui/api/session?key=${conflict!.key}`)).json()) as {
-        boundaries: Array<{ resolutions: Array<{ decisions: Array<{ name: string; postDigest: string }> }> }>;
+        boundaries: Array<{
+          boundaryId: string;
+          resolutions: Array<{ decisions: Array<{ name: string; postDigest: string }> }>;
+        }>;
       };
+      expect(conflict!.commands[0]).toContain(
+        `signer: await approverSigner(${JSON.stringify(detail.boundaries[0]!.boundaryId)}) });`,
+      );
       const after = new Map(
         detail.boundaries[0]!.resolutions[0]!.decisions.map((d) => [d.name, d.postDigest]),
       );
@@ -679,7 +696,7 @@ describe('npm run demo -- --serve in Chromium', () => {
       const script = [
         "import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';",
         "import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';",
-        "import { createContinuity } from 'agent-continuity';",
+        "import { approverSigner, createContinuity } from 'agent-continuity';",
         `const exporter = new OTLPTraceExporter({ url: ${JSON.stringify(`${base}/v1/traces`)} });`,
         'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });',
         'const problems = [];',
@@ -688,15 +705,18 @@ describe('npm run demo -- --serve in Chromium', () => {
         restate,
         'await provider.forceFlush();',
         'await provider.shutdown();',
-        'if (problems.length > 0) console.error(problems.join(", "));',
+        'if (problems.length > 0) { console.log("problems: " + problems.join(", ")); process.exit(1); }',
+        "console.log('recorded');",
       ].join('\n');
-      const ran = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      const ran = await atTerminal(process.execPath, ['--input-type=module', '-e', script], {
+        env: human,
         cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 60_000,
       });
-      expect(ran.stderr).toBe('');
-      expect(ran.status).toBe(0);
+      expect(ran.status, ran.stdout + ran.stderr).toBe(0);
+      // The prompt showed the boundary before the passphrase was asked; the passphrase never echoed.
+      expect(ran.stdout).toContain(`Approving a change of boundary ${detail.boundaries[0]!.boundaryId}`);
+      expect(ran.stdout).toContain('recorded');
+      expect(ran.stdout).not.toContain(HUMAN_PASSPHRASE);
       await page.waitForFunction(
         (k) =>
           document.querySelector(`#sessions tr[data-session-key="${k}"]`)?.getAttribute('data-state') ===
@@ -708,6 +728,7 @@ describe('npm run demo -- --serve in Chromium', () => {
       await page.close();
     } finally {
       expect(await demo.stop()).toBe(0);
+      rmSync(home, { recursive: true, force: true });
     }
   });
 });

@@ -26,7 +26,7 @@ import {
   overviewFilterQuery,
   parseOverviewFilter,
 } from '../../src/ui/model.js';
-import { GATED_RUNTIMES } from '../../src/ui/next-step.js';
+import { GATED_RUNTIMES, nextStep } from '../../src/ui/next-step.js';
 import { continuityPageFromConfig, traceLinker } from '../../src/ui/page.js';
 import { esc, formatDuration, overviewMain } from '../../src/ui/render.js';
 import { sessionKey } from '../../src/ui/shown.js';
@@ -115,10 +115,12 @@ describe('the page model', () => {
     expect(o.counts).toMatchObject({ sessions: 3, needsHuman: 1, pending: 1 });
     expect(o.version).toBe(7);
     // An SDK session seen in spans only: the approval is the app's recordApproval, not the CLI's
-    // (whose ledger has no boundary of it), and nothing claims its writes are blocked.
+    // (whose ledger has no boundary of it), signed by the human's key for this boundary (the
+    // passphrase asked at the app's terminal), and nothing claims its writes are blocked.
     expect(o.needsHuman[0]!.nextStep.commands[0]!.command).toBe(
-      `await continuity.recordApproval("s-bad", { decision: "scope", fromDigest: "${digestValue('a')}", toDigest: "${digestValue('b')}", approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>' });`,
+      `await continuity.recordApproval("s-bad", { decision: "scope", fromDigest: "${digestValue('a')}", toDigest: "${digestValue('b')}", approvalRef: '<ticket-or-note-id>', approvedBy: '<your-id>', signer: await approverSigner("s-bad-b1") });`,
     );
+    expect(o.needsHuman[0]!.nextStep.commands[0]!.label).toContain('approverSigner');
     expect(o.needsHuman[0]!.nextStep.text).toContain("Nothing blocks the agent's writes for runtime sdk");
     expect(o.sessions[1]!.nextStep.commands[0]!.command).toBe(
       'await continuity.observePost("s-pending", { scope: { value: <value> }, target: { value: <value> } });',
@@ -190,6 +192,22 @@ describe('the page model', () => {
     expect(step('sdk', 'has').commands[0]!.command).toBe(approve);
     for (const s of [here, sdk, step('codex-cli', 'none')])
       expect(s.text).not.toContain('Writes are blocked');
+  });
+
+  it('says who confirms actions after a compaction with no pre snapshot only where a gate does', () => {
+    const classification = classify({ pre: null, post: null, approvals: [] } as unknown as Parameters<
+      typeof classify
+    >[0]);
+    expect(classification.reason).toBe('pre_snapshot_missing');
+    const step = (runtime: string) =>
+      nextStep({ sessionId: 's-1', runtime, latest: { classification, pre: null, post: null } });
+    expect(step('claude-code').text).toContain(
+      'the write gate asks a human to confirm each consequential action',
+    );
+    expect(step('sdk').text).toContain(
+      "Nothing asks a human to confirm the agent's actions for runtime sdk (it has no write gate)",
+    );
+    expect(step('sdk').text).not.toContain('write gate asks');
   });
 
   it('names as gated exactly the runtimes whose adapters have a write gate', () => {
