@@ -368,6 +368,9 @@ describe.concurrent('compaction on the real binary', () => {
           s.world.file('.continuity/config.json'),
           `${JSON.stringify({ gate: { unknownTools: 'allow' } })}\n`,
         );
+        // A relaxation: obeyed once the human sealed the file.
+        const sealed = await s.world.continuity(['config', 'seal']);
+        expect(sealed.status, sealed.stdout).toBe(0);
         const sessionId = await startSession(s);
         await compactManually(s, sessionId, 'keep the plan');
         const agent = (id: string) => ({
