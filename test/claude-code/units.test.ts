@@ -162,6 +162,23 @@ describe('configuration', () => {
     expect(exported.warnings.join('\n')).toMatch(/timeoutMs: expected an integer/);
   });
 
+  it('a file relaxation the environment overrides waits for no seal; the others still do', () => {
+    mkdirSync(join(dir, '.continuity'), { recursive: true });
+    writeFileSync(
+      join(dir, '.continuity', 'config.json'),
+      JSON.stringify({ gate: { tools: ['Write'], unknownTools: 'allow', policy: { dropped: 'allow' } } }),
+    );
+    const { config } = loadConfig(dir, {
+      CONTINUITY_GATE_TOOLS: 'Write,Bash',
+      CONTINUITY_GATE_POLICY: 'dropped=ask',
+    });
+    expect(config.gate.tools).toEqual(['Write', 'Bash']);
+    expect(config.gate.policy).toEqual({ dropped: 'ask' });
+    expect(config.gate.unknownTools).toBe('ask');
+    expect(config.unsealed?.relaxations.map((r) => r.setting)).toEqual(['gate.unknownTools']);
+    expect(config.unsealed?.gate.unknownTools).toBe('allow');
+  });
+
   it('defaults to a local continuity serve, JSON encoding, the gated tools (PowerShell too), export on', () => {
     const { config, warnings } = loadConfig(dir, {});
     expect(adapterExportConfig(config)).toEqual({

@@ -366,7 +366,6 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
     unknownTools: 'ask',
     protectContinuityFiles: true,
   };
-  const relaxations = isRecord(doc.gate) ? relaxationsOf(fromFile, strict) : [];
   // The environment (the human's launch of the runtime) applies on top, as before.
   const envTools = readTools(env.gateTools, ENV.gateTools, warnings);
   const envPolicy = env.gatePolicy !== undefined ? readPolicy(env.gatePolicy, ENV.gatePolicy, warnings) : {};
@@ -374,6 +373,14 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
   if (isGateVerdict(env.gateUnknownTools)) envUnknown = env.gateUnknownTools;
   else if (env.gateUnknownTools !== undefined)
     warnings.push(`${ENV.gateUnknownTools}: expected allow, ask or deny; using ask`);
+  // A relaxation the environment overrides anyway waits for no seal.
+  const overridden = (setting: string): boolean =>
+    (setting === 'gate.tools' && envTools !== undefined) ||
+    (setting === 'gate.unknownTools' && env.gateUnknownTools !== undefined) ||
+    (setting.startsWith('gate.policy.') && Object.hasOwn(envPolicy, setting.slice('gate.policy.'.length)));
+  const relaxations = isRecord(doc.gate)
+    ? relaxationsOf(fromFile, strict).filter((r) => !overridden(r.setting))
+    : [];
   const withEnv = (g: GateSettings): GateConfig => ({
     tools: envTools ?? g.tools,
     policy: { ...g.policy, ...envPolicy },
