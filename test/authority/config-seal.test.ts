@@ -8,7 +8,7 @@
  * `continuity config seal` at a pseudo-terminal.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest } from '../../src/authority/config-seal.js';
@@ -215,6 +215,32 @@ describe('a configuration that relaxes the gate, written by the agent', () => {
       expect(
         ledgerRecords(world).filter((r) => r.sessionId === 'tighten' && r.reason === 'config_changed'),
       ).toEqual([]);
+    } finally {
+      world.dispose();
+    }
+  });
+});
+
+describe('continuity config seal', () => {
+  it('refuses the agent (no terminal: exit 4, nothing written) and a file that is not a JSON object (exit 2, the file named)', async () => {
+    const world = freshWorld();
+    try {
+      writeFileSync(join(world.project, '.continuity', 'config.json'), '{"gate":{"tools":["None"]}}\n');
+      const env = withApproverKey(world.shellEnv, dirname(world.project));
+      const agent = spawnSync('setsid', ['-w', process.execPath, BIN, 'config', 'seal'], {
+        cwd: world.project,
+        env,
+        encoding: 'utf8',
+        input: 'correct horse battery staple\n',
+      });
+      expect(agent.stderr).toMatch(/continuity: config seal: no terminal/);
+      expect(agent.status).toBe(4);
+      expect(existsSync(join(world.state, 'seals'))).toBe(false);
+      writeFileSync(join(world.project, '.continuity', 'config.json'), '["not", "an", "object"]\n');
+      const bad = await atTerminal(process.execPath, [BIN, 'config', 'seal'], { env, cwd: world.project });
+      expect(bad.status).toBe(2);
+      expect(bad.stdout).toContain('.continuity/config.json');
+      expect(existsSync(join(world.state, 'seals'))).toBe(false);
     } finally {
       world.dispose();
     }
