@@ -25,6 +25,8 @@ const LAZY = {
   'src/ledger/ledger.ts': 'hook-ledger.cjs',
   // the span exporter and its spool, loaded by a hook that exports;
   'src/adapters/core/export.ts': 'hook-export.cjs',
+  // the configuration's seal (node:crypto), loaded only when a configuration relaxes the gate;
+  'src/adapters/core/config-seal.ts': 'hook-config-seal.cjs',
   // protobuf encoding, loaded only when http/protobuf is configured.
   'src/otlp/codec.ts': 'hook-otlp-protobuf.cjs',
 };

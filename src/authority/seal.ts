@@ -24,7 +24,7 @@ import {
   renameSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SIGNED_KINDS, verifyStatement } from './signing.js';
 import type { TrustedKeys } from './trust.js';
 
@@ -71,9 +71,14 @@ export type SealRead =
   | { kind: 'sealed'; seal: TaskSeal }
   | { kind: 'invalid'; message: string };
 
-/** Reads and verifies a project's seal (a regular file only, never blocking). Never throws. */
-export function readSeal(stateRoot: string, projectDir: string, trust: TrustedKeys): SealRead {
-  const file = sealPathOf(stateRoot, projectDir);
+/** What reading a seal file found, before its signature is judged. */
+export type SealFileRead =
+  | { kind: 'absent' }
+  | { kind: 'value'; value: unknown }
+  | { kind: 'invalid'; message: string };
+
+/** Reads a seal file as JSON (a small regular file only, never blocking). Never throws. */
+export function readSealFile(file: string): SealFileRead {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -81,17 +86,31 @@ export function readSeal(stateRoot: string, projectDir: string, trust: TrustedKe
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
     return { kind: 'invalid', message: 'the seal cannot be opened' };
   }
-  let seal: TaskSeal;
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > 64 * 1024)
       return { kind: 'invalid', message: 'the seal is not a small regular file' };
-    seal = JSON.parse(readFileSync(fd, 'utf8')) as TaskSeal;
+    return { kind: 'value', value: JSON.parse(readFileSync(fd, 'utf8')) as unknown };
   } catch {
     return { kind: 'invalid', message: 'the seal is not JSON' };
   } finally {
     closeSync(fd);
   }
+}
+
+/** Writes a seal file (0600, its directory 0700), replaced whole. */
+export function writeSealFile(file: string, seal: object): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(seal, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(tmp, file);
+}
+
+/** Reads and verifies a project's seal (a regular file only, never blocking). Never throws. */
+export function readSeal(stateRoot: string, projectDir: string, trust: TrustedKeys): SealRead {
+  const read = readSealFile(sealPathOf(stateRoot, projectDir));
+  if (read.kind !== 'value') return read;
+  const seal = read.value as TaskSeal;
   if (seal?.project !== projectKey(projectDir))
     return { kind: 'invalid', message: 'the seal is for another project' };
   const key = typeof seal.keyId === 'string' ? trust.keys.get(seal.keyId) : undefined;
@@ -103,11 +122,7 @@ export function readSeal(stateRoot: string, projectDir: string, trust: TrustedKe
 
 /** Writes a project's seal (0600, directory 0700), replaced whole. */
 export function writeSeal(stateRoot: string, projectDir: string, seal: TaskSeal): void {
-  const file = sealPathOf(stateRoot, projectDir);
-  mkdirSync(join(stateRoot, 'seals'), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(seal, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  renameSync(tmp, file);
+  writeSealFile(sealPathOf(stateRoot, projectDir), seal);
 }
 
 /** True when the task record's decisions are the sealed ones (digest and revision, same names). */

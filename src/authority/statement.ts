@@ -9,6 +9,7 @@ export const SIGNED_KINDS = {
   approval: 'continuity.approval/v1',
   key: 'continuity.approver_key/v1',
   seal: 'continuity.seal/v1',
+  configSeal: 'continuity.config_seal/v1',
 } as const;
 
 /** What an approval's signature covers. */

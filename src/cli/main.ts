@@ -7,6 +7,7 @@ import { InputError } from '../decision/problems.js';
 import { describeCode, isSystemError } from '../ledger/files.js';
 import { registerApprove } from './commands/approve.js';
 import { registerClassify } from './commands/classify.js';
+import { registerConfig } from './commands/config.js';
 import { registerHook } from './commands/hook.js';
 import { registerInit } from './commands/init.js';
 import { registerKey } from './commands/key.js';
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   registerApprove(program);
   registerKey(program);
   registerTask(program);
+  registerConfig(program);
   registerStatus(program);
   registerLedger(program);
   registerServe(program);

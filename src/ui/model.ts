@@ -213,6 +213,10 @@ const EVIDENCE_WHY: Readonly<Record<string, string>> = {
   task_record_unreadable:
     'the task record is not a regular file (a FIFO, a device, a link to one) or is too large',
   config_unreadable: 'the configuration file could not be read as one, so no task record was captured',
+  task_record_changed:
+    'the task record changed since the human sealed it; the sealed decisions were captured',
+  config_changed:
+    "the configuration relaxes the write gate without the human's seal; the gate kept its strict defaults",
 };
 
 function evidenceWhy(code: string): { code: string; why: string } {

@@ -250,6 +250,9 @@ describe.concurrent('the evidence is protected from the agent', () => {
           s.world.file('.continuity/config.json'),
           `${JSON.stringify({ gate: { protectContinuityFiles: false } })}\n`,
         );
+        // Turning the guard off relaxes the gate: obeyed only once the human sealed the file.
+        const sealed = await s.world.continuity(['config', 'seal']);
+        expect(sealed.status, sealed.stdout).toBe(0);
         const t = await tryEverything(s);
         await expectEvidenceIntact(s, t);
         for (const c of t.calls) {
@@ -394,6 +397,8 @@ describe.concurrent('the evidence is protected from the agent', () => {
           join(taskDir, 'config.json'),
           `${JSON.stringify({ gate: { protectContinuityFiles: false } })}\n`,
         );
+        const sealed = await s.world.continuity(['config', 'seal']);
+        expect(sealed.status, sealed.stdout).toBe(0);
         await compactManually(s, sessionId, 'keep the plan');
         const second = await resumeWith(
           s,

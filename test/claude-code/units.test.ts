@@ -142,8 +142,17 @@ describe('configuration', () => {
     // The export section is resolved only when a hook exports (the gate never loads the exporter).
     const exported = adapterExportConfig(config);
     expect(config.taskRecordPath).toBe(join(dir, 'docs', 'task.json'));
-    expect(config.gate.tools).toEqual(['Write', 'Bash']);
-    expect(config.gate.policy).toEqual({ conflicting: 'ask', unverified: 'ask' });
+    // The file's relaxations wait for the human's seal: until then the strict defaults hold for
+    // them (the file's tools added to the default list, its milder verdict dropped); the
+    // environment, the human's launch of the runtime, applies on top as before.
+    expect(config.gate.tools).toEqual(['Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'Bash', 'PowerShell']);
+    expect(config.gate.policy).toEqual({ unverified: 'ask' });
+    expect(config.unsealed?.relaxations.map((r) => r.setting)).toEqual([
+      'gate.tools',
+      'gate.policy.conflicting',
+    ]);
+    expect(config.unsealed?.gate.tools).toEqual(['Write', 'Bash']);
+    expect(config.unsealed?.gate.policy).toEqual({ conflicting: 'ask', unverified: 'ask' });
     expect(exported.config.tracesUrl).toBe('http://collector:4318/v1/traces');
     expect(exported.config.protocol).toBe('http/protobuf');
     expect(exported.config.timeoutMs).toBe(1500);
@@ -151,6 +160,23 @@ describe('configuration', () => {
     expect(warnings.join('\n')).toMatch(/gate\.policy\.bogus: unknown state/);
     expect(warnings.join('\n')).toMatch(/gate\.policy\.dropped: expected allow, ask or deny/);
     expect(exported.warnings.join('\n')).toMatch(/timeoutMs: expected an integer/);
+  });
+
+  it('a file relaxation the environment overrides waits for no seal; the others still do', () => {
+    mkdirSync(join(dir, '.continuity'), { recursive: true });
+    writeFileSync(
+      join(dir, '.continuity', 'config.json'),
+      JSON.stringify({ gate: { tools: ['Write'], unknownTools: 'allow', policy: { dropped: 'allow' } } }),
+    );
+    const { config } = loadConfig(dir, {
+      CONTINUITY_GATE_TOOLS: 'Write,Bash',
+      CONTINUITY_GATE_POLICY: 'dropped=ask',
+    });
+    expect(config.gate.tools).toEqual(['Write', 'Bash']);
+    expect(config.gate.policy).toEqual({ dropped: 'ask' });
+    expect(config.gate.unknownTools).toBe('ask');
+    expect(config.unsealed?.relaxations.map((r) => r.setting)).toEqual(['gate.unknownTools']);
+    expect(config.unsealed?.gate.unknownTools).toBe('allow');
   });
 
   it('defaults to a local continuity serve, JSON encoding, the gated tools (PowerShell too), export on', () => {

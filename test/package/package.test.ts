@@ -95,9 +95,15 @@ describe('npm publish --dry-run', () => {
       'dist/cjs/package.json', // "type": "commonjs": the CommonJS build
       ...fromSrc,
       // The hooks' bundled CommonJS entries (scripts/build-hook.mjs); its metafile stays home.
-      ...['hook', 'hook-claude-code', 'hook-codex', 'hook-ledger', 'hook-export', 'hook-otlp-protobuf'].map(
-        (b) => `dist/${b}.cjs`,
-      ),
+      ...[
+        'hook',
+        'hook-claude-code',
+        'hook-codex',
+        'hook-config-seal',
+        'hook-ledger',
+        'hook-export',
+        'hook-otlp-protobuf',
+      ].map((b) => `dist/${b}.cjs`),
       ...filesUnder('docs'),
       ...filesUnder('collector-config'),
       ...filesUnder('examples'),

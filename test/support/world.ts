@@ -77,8 +77,8 @@ export function continuityCli(
   humanEnv: NodeJS.ProcessEnv,
 ): (args: string[], input?: string, env?: NodeJS.ProcessEnv) => Promise<Run> {
   return (args, input, env = humanEnv) =>
-    // An approval is signed with the human's key, its passphrase typed at a terminal (./human.ts).
-    args[0] === 'approve'
+    // An approval or a seal is signed with the human's key, its passphrase typed at a terminal (./human.ts).
+    args[0] === 'approve' || ((args[0] === 'task' || args[0] === 'config') && args[1] === 'seal')
       ? atTerminal(process.execPath, [BIN, ...args], {
           // This process's human (../support/human.ts), whose key the e2e suites' serve trusts.
           env: withApproverKey(env),

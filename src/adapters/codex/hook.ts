@@ -165,7 +165,8 @@ export function askInstruction(code: GateCode): string {
       return (
         `${head} Do not retry it. Tell the human what you want to do and why. If they agree, they either run it themselves, ` +
         `in their own terminal, or, to let such calls through, set "gate": {"policy": {"<state>": "allow"}} in .continuity/config.json ` +
-        '(read at every call; state as in the line above, e.g. "unverified/pre_snapshot_missing") and remove it once the next compaction is captured.'
+        '(state as in the line above, e.g. "unverified/pre_snapshot_missing"), seal it with `continuity config seal` in their terminal ' +
+        '(an unsealed relaxation is ignored), and remove it once the next compaction is captured.'
       );
   }
 }

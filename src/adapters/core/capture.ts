@@ -262,7 +262,16 @@ export async function recordOpenedBoundary(
   const store = openEvidence(config);
   let failed: string | undefined;
   // A task record changed since its seal is evidence of its own, beside the sealed pre snapshot.
-  const changed =
+  const changed: Array<{
+    type: 'evidence_missing';
+    phase: 'pre';
+    sessionId: string;
+    boundaryId: string;
+    runtime: string;
+    trigger?: 'manual' | 'auto';
+    reason: string;
+    at: string;
+  }> =
     capture?.ok && capture.taskRecordChanged
       ? [
           {
@@ -274,6 +283,21 @@ export async function recordOpenedBoundary(
           },
         ]
       : [];
+  // So is a configuration that relaxes the gate without the human's seal (its defaults held).
+  if (config.unsealed) {
+    const seal = await import('./config-seal.js');
+    const check = seal.checkConfig(config, config.unsealed);
+    if (check.kind !== 'sealed') {
+      warn(seal.configChangedWords(config.unsealed, check));
+      changed.push({
+        type: 'evidence_missing' as const,
+        phase: 'pre' as const,
+        ...base,
+        reason: seal.CONFIG_CHANGED,
+        at: preAt,
+      });
+    }
+  }
   try {
     await store.append(
       ...changed,

@@ -24,6 +24,7 @@ import { join, resolve } from 'node:path';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { ExportSpan } from '../../export/spans.js';
 import { defaultStateDir } from '../../ledger/state-home.js';
+import { type GateSettings, type Relaxation, relaxationsOf, tightenGate } from './config-relax.js';
 import type { GateVerdict } from './events.js';
 import { isRecord, readJsonState } from './state.js';
 
@@ -209,6 +210,24 @@ export interface AdapterConfig {
    * missing (`config_unreadable`). The defaults fill the rest.
    */
   configProblem?: string;
+  /**
+   * Set when the configuration file relaxes the gate (./config-relax.ts): `gate` then holds the
+   * strict default for each relaxed setting, and this the gate as the file would have it. The file
+   * is obeyed only once its seal verifies (./config-seal.ts, loaded off the fast path). Default none.
+   */
+  unsealed?: UnsealedConfig;
+}
+
+/** A configuration file that relaxes the gate, before its seal is checked. */
+export interface UnsealedConfig {
+  /** What the file relaxes. */
+  relaxations: readonly Relaxation[];
+  /** The gate as the file (and the environment on top) would have it. */
+  gate: GateConfig;
+  /** The file as parsed: its canonical JSON's digest is what a seal covers. */
+  document: Record<string, unknown>;
+  /** How messages name the file (`.continuity/config.json`, or `CONTINUITY_CONFIG`). */
+  label: string;
 }
 
 /**
@@ -320,37 +339,70 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
   else if (taskRaw !== undefined)
     warnings.push(`${fileLabel}.taskRecord: expected a path; using the default`);
 
-  const tools =
-    readTools(env.gateTools, ENV.gateTools, warnings) ??
-    readTools(gateRaw.tools, `${fileLabel}.gate.tools`, warnings) ??
-    defaults.gatedTools;
-  const policy = {
-    ...readPolicy(gateRaw.policy, `${fileLabel}.gate.policy`, warnings),
-    ...(env.gatePolicy !== undefined ? readPolicy(env.gatePolicy, ENV.gatePolicy, warnings) : {}),
-  };
-  let unknownTools: GateVerdict = 'ask';
-  const unknownRaw = env.gateUnknownTools ?? gateRaw.unknownTools;
-  const unknownSource =
-    env.gateUnknownTools !== undefined ? ENV.gateUnknownTools : `${fileLabel}.gate.unknownTools`;
-  if (isGateVerdict(unknownRaw)) unknownTools = unknownRaw;
-  else if (unknownRaw !== undefined)
-    warnings.push(`${unknownSource}: expected allow, ask or deny; using ask`);
+  // The file's gate settings first: a setting that relaxes the gate is obeyed only under the
+  // human's seal, so until that is checked the strict default stands for it.
+  let fileUnknown: GateVerdict = 'ask';
+  if (isGateVerdict(gateRaw.unknownTools)) fileUnknown = gateRaw.unknownTools;
+  else if (gateRaw.unknownTools !== undefined && env.gateUnknownTools === undefined)
+    warnings.push(`${fileLabel}.gate.unknownTools: expected allow, ask or deny; using ask`);
   let protectContinuityFiles = true;
   if (typeof gateRaw.protectContinuityFiles === 'boolean') {
     protectContinuityFiles = gateRaw.protectContinuityFiles;
   } else if (gateRaw.protectContinuityFiles !== undefined) {
     warnings.push(`${fileLabel}.gate.protectContinuityFiles: expected true or false; using true`);
   }
+  const fromFile: GateSettings = {
+    // Under an environment override the file's list is not used, so not warned about either.
+    tools:
+      readTools(gateRaw.tools, `${fileLabel}.gate.tools`, env.gateTools === undefined ? warnings : []) ??
+      defaults.gatedTools,
+    policy: readPolicy(gateRaw.policy, `${fileLabel}.gate.policy`, warnings),
+    unknownTools: fileUnknown,
+    protectContinuityFiles,
+  };
+  const strict: GateSettings = {
+    tools: defaults.gatedTools,
+    policy: DEFAULT_GATE_POLICY,
+    unknownTools: 'ask',
+    protectContinuityFiles: true,
+  };
+  // The environment (the human's launch of the runtime) applies on top, as before.
+  const envTools = readTools(env.gateTools, ENV.gateTools, warnings);
+  const envPolicy = env.gatePolicy !== undefined ? readPolicy(env.gatePolicy, ENV.gatePolicy, warnings) : {};
+  let envUnknown: GateVerdict | undefined;
+  if (isGateVerdict(env.gateUnknownTools)) envUnknown = env.gateUnknownTools;
+  else if (env.gateUnknownTools !== undefined)
+    warnings.push(`${ENV.gateUnknownTools}: expected allow, ask or deny; using ask`);
+  // A relaxation the environment overrides anyway waits for no seal.
+  const overridden = (setting: string): boolean =>
+    (setting === 'gate.tools' && envTools !== undefined) ||
+    (setting === 'gate.unknownTools' && env.gateUnknownTools !== undefined) ||
+    (setting.startsWith('gate.policy.') && Object.hasOwn(envPolicy, setting.slice('gate.policy.'.length)));
+  const relaxations = isRecord(doc.gate)
+    ? relaxationsOf(fromFile, strict).filter((r) => !overridden(r.setting))
+    : [];
+  const withEnv = (g: GateSettings): GateConfig => ({
+    tools: envTools ?? g.tools,
+    policy: { ...g.policy, ...envPolicy },
+    protectContinuityFiles: g.protectContinuityFiles,
+    unknownTools: envUnknown ?? (env.gateUnknownTools !== undefined ? 'ask' : g.unknownTools),
+  });
+  const gate = withEnv(relaxations.length > 0 ? tightenGate(fromFile, strict) : fromFile);
+  const unsealed: UnsealedConfig | undefined =
+    relaxations.length > 0
+      ? { relaxations, gate: withEnv(fromFile), document: doc, label: fileLabel }
+      : undefined;
 
   return {
     config: {
       runtime: defaults.runtime,
       projectDir,
       taskRecordPath,
-      gate: { tools, policy, protectContinuityFiles, unknownTools },
+      gate,
       exportFile: { values: exportRaw, label: `${fileLabel}.export` },
       env,
       ...(configProblem ? { configProblem } : {}),
+      ...(unsealed ? { unsealed } : {}),
     },
     warnings,
   };

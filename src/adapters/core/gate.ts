@@ -647,7 +647,13 @@ const SEVERITY: Readonly<Record<GateVerdict, number>> = { allow: 0, ask: 1, deny
  */
 export async function decideGate(sessionId: string, tool: ToolEvent, ctx: GateContext): Promise<GateAnswer> {
   try {
-    return await decide(sessionId, tool, ctx);
+    const answer = await decide(sessionId, tool, ctx);
+    // A configuration that relaxes the gate was decided on with the strict defaults. Only when they
+    // object can the relaxation matter, so only then is its seal checked (crypto, off the fast path).
+    if (answer.verdict === 'allow' || !ctx.config.unsealed) return answer;
+    return await (await import('./config-seal.js')).gateUnderSeal(answer, ctx.config, (config) =>
+      decide(sessionId, tool, { ...ctx, config }),
+    );
   } catch (e) {
     // A gate that fails on the way to a verdict (an input it cannot read, a file system error)
     // must not stay silent: silence is "no objection". It asks.

@@ -119,17 +119,30 @@ export function processIo(): HookIo {
 export function armWatchdog(io: HookIo, ms: number, answer: () => string, line: string): () => void {
   const exit = io.exit;
   if (!exit) return () => {};
-  const timer = setTimeout(() => {
+  const fire = (why: string) => {
     try {
       io.stdout.write(answer());
-      io.stderr.write(`continuity: ${oneLine(line)}\n`);
+      io.stderr.write(`continuity: ${oneLine(why)}\n`);
     } finally {
       exit(0);
     }
-  }, ms);
+  };
+  const timer = setTimeout(() => fire(line), ms);
   timer.unref();
-  return () => clearTimeout(timer);
+  // A hook whose work waits on a promise that can never settle (nothing left to wake it) would
+  // otherwise end quietly when the event loop drains: for the gate, no output is "no objection".
+  const drained = () => {
+    if (!hookSettled) fire(`${line} (nothing left to wait for)`);
+  };
+  process.once('beforeExit', drained);
+  return () => {
+    clearTimeout(timer);
+    process.off('beforeExit', drained);
+  };
 }
+
+/** Set once {@link runHookProcess}'s body has settled: the watchdog's drain check then stands down. */
+let hookSettled = false;
 
 /** The absolute path of the executable named `name` on `path`, or undefined. */
 export function findOnPath(name: string, path: string): string | undefined {
@@ -206,6 +219,7 @@ export async function runHookProcess(
   } catch (e) {
     warn(`hook ${runtime}: ${(e as Error).message ?? String(e)}`);
   } finally {
+    hookSettled = true;
     if (lines.length > 0) io.stderr.write(`continuity: ${lines.join(' | ')}\n`);
   }
   return 0;

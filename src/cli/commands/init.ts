@@ -72,7 +72,7 @@ export function registerInit(program: Command): void {
           ...(opts.config !== undefined && { config: opts.config }),
           ...(opts.remove && { remove: true }),
         });
-        process.stdout.write(`${lines.join('\n')}\n`);
+        process.stdout.write(`${[...lines, ...humanSteps(opts)].join('\n')}\n`);
         return;
       }
       if (opts.config !== undefined) {
@@ -96,7 +96,7 @@ export function registerInit(program: Command): void {
           ...(opts.gateTools !== undefined && { gateMatcher: opts.gateTools }),
           ...(opts.remove && { remove: true }),
         });
-        process.stdout.write(`${lines.join('\n')}\n`);
+        process.stdout.write(`${[...lines, ...humanSteps(opts)].join('\n')}\n`);
         return;
       }
       if (
@@ -139,6 +139,18 @@ export function registerInit(program: Command): void {
         ...(opts.gateTools !== undefined && { gateMatcher: opts.gateTools }),
         ...(opts.remove && { remove: true }),
       });
-      process.stdout.write(`${lines.join('\n')}\n`);
+      process.stdout.write(`${[...lines, ...humanSteps(opts)].join('\n')}\n`);
     });
+}
+
+/**
+ * What only the human can do after init, in their own terminal: the approver key, and the seals of
+ * the task record and of the configuration (a setting that relaxes the gate is obeyed only sealed).
+ */
+function humanSteps(opts: { remove?: boolean }): string[] {
+  if (opts.remove) return [];
+  return [
+    "Then, in your own terminal (never the agent's): `continuity key init` once; `continuity task seal` after writing .continuity/task.json;",
+    '`continuity config seal` after changing .continuity/config.json (a setting there that relaxes the write gate is obeyed only while the file is sealed).',
+  ];
 }
