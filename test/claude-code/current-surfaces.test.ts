@@ -5,8 +5,9 @@
  * record that is still init's template answers with a `systemMessage` for the human. The same
  * surfaces on the real binary are in test/claude-code-e2e/current.test.ts.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskRecordTemplate } from '../../src/adapters/core/task-record.js';
 import {
@@ -19,6 +20,8 @@ import {
   type World,
   writeTaskRecord,
 } from './harness.js';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -35,7 +38,16 @@ function activities(world: World): unknown[] {
 }
 
 describe('Interrupt (Claude Code 2.1.337)', () => {
+  // Recorded from the real 2.1.337: a stream-json client's interrupt while a tool ran
+  // (test/claude-code-e2e/current.test.ts); the others are the shapes its sdk.d.ts documents.
+  const recorded = (
+    JSON.parse(
+      readFileSync(join(FIXTURES, 'claude-code-2.1.337', 'interrupt-client.json'), 'utf8'),
+    ) as Array<{ fields: Record<string, unknown> }>
+  )[0]!.fields;
+  const { session_id: _s, transcript_path: _t, cwd: _c, hook_event_name: _e, ...realFields } = recorded;
   it.each([
+    ['a client interrupt, as the real binary sent it', realFields],
     ['the user pressed Esc', { source: 'user', reason: 'stop', via: 'terminal' }],
     ["an SDK program's interrupt()", { source: 'user', reason: 'stop', via: 'client' }],
     ['a denied permission', { source: 'system', reason: 'permission_denied' }],
