@@ -14,13 +14,25 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Each runtime: its npm package (the first of its peer entry), its pinned version, its suites. */
+/**
+ * Each runtime: its npm package (the first of its peer entry), its pinned version, its suites, and
+ * the environment that points the suites at it (when the package is not the runtime itself).
+ */
 const RUNTIMES = [
   {
     runtime: 'Claude Code',
     pkg: '@anthropic-ai/claude-code',
     peer: 'claudeCode',
     suites: ['test/claude-code-e2e'],
+  },
+  // The Claude Code the newest Agent SDK bundles, often newer than any claude-code release: the
+  // Claude Code suites on it (CONTINUITY_CLAUDE_CODE=sdk, see claudeCodePeer in peers.ts).
+  {
+    runtime: 'Claude Code (in the Agent SDK)',
+    pkg: '@anthropic-ai/claude-agent-sdk',
+    peer: 'claudeAgentSdk',
+    suites: ['test/claude-code-e2e'],
+    env: { CONTINUITY_CLAUDE_CODE: 'sdk' },
   },
   {
     runtime: 'Claude Agent SDK',
@@ -68,7 +80,7 @@ for (const r of RUNTIMES.filter(
     {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, CONTINUITY_PEERS_LATEST: '1' },
+      env: { ...process.env, ...r.env, CONTINUITY_PEERS_LATEST: '1' },
     },
   );
   let passed = 0;

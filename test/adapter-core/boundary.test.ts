@@ -61,8 +61,8 @@ function at(ms: number): string {
 }
 
 /** A recorded Claude Code fixture replayed per session: payloads through the adapter's own translation. */
-function replayFixture(name: string): Map<string, Replay> {
-  const rows = JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Array<{
+function replayFixture(name: string, dir = FIXTURES): Map<string, Replay> {
+  const rows = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Array<{
     event: string;
     fields: Record<string, unknown>;
   }>;
@@ -95,6 +95,21 @@ const EXPECTED: Record<string, Record<string, { boundaries: number; pendingLeft:
 };
 
 describe('boundary assembly', () => {
+  describe('every order recorded from the real Claude Code 2.1.337 (the Agent SDK 0.3.337 bundle)', () => {
+    // Past the level where 2.1.337 may write a summary early, under the threshold, then over it
+    // (test/claude-code-e2e/current.test.ts); and an interrupted turn.
+    const dir = join(ROOT, 'test', 'fixtures', 'claude-code-2.1.337');
+    it('auto-compact.json: one boundary with its PreCompact capture, nothing left pending', () => {
+      const r = replayFixture('auto-compact.json', dir).get('<session-1>')!;
+      expect(r.opened).toHaveLength(1);
+      expect(r.opened[0]!.pre).toBe(r.opened[0]!.id);
+      expect(r.track.pending).toBeNull();
+    });
+    it('interrupt-client.json: an interrupt is no boundary event', () => {
+      expect(replayFixture('interrupt-client.json', dir).size).toBe(0);
+    });
+  });
+
   describe('every order recorded from the real Claude Code 2.1.328', () => {
     const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
 

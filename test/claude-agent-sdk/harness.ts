@@ -42,7 +42,7 @@ import {
   toolResult,
 } from '../support/anthropic-server.js';
 import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
-import { ensureNpmPeer, PEERS } from '../support/peers.js';
+import { claudeAgentSdkPeer, ensureNpmPeer } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { marker, type TaskDecision } from '../support/task.js';
 import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
@@ -105,10 +105,11 @@ export function useSuite(options: { registerProvider?: boolean } = {}): () => Su
   let suite: Suite | undefined;
   let provider: BasicTracerProvider | undefined;
   beforeAll(async () => {
-    const { dir, bin } = await ensureNpmPeer(PEERS.claudeAgentSdk);
+    const peer = claudeAgentSdkPeer();
+    const { dir, bin } = await ensureNpmPeer(peer);
     if (!existsSync(join(dir, BINARY))) {
       throw new Error(
-        `the SDK's Claude Code binary is not in ${PEERS.claudeAgentSdk.id} (${BINARY}): this suite runs on linux-x64 with glibc`,
+        `the SDK's Claude Code binary is not in ${peer.id} (${BINARY}): this suite runs on linux-x64 with glibc`,
       );
     }
     const sdk = (await import(pathToFileURL(bin).href)) as AgentSdk;

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureNpmPeer, PEERS } from '../support/peers.js';
+import { claudeAgentSdkPeer, ensureNpmPeer } from '../support/peers.js';
 import { INSTALL_TIMEOUT_MS, ROOT } from './harness.js';
 
 const GOOD = `
@@ -54,7 +54,7 @@ describe('the adapter types against the real sdk.d.ts', () => {
   let dir = '';
   let sdkDir = '';
   beforeAll(async () => {
-    sdkDir = (await ensureNpmPeer(PEERS.claudeAgentSdk)).dir;
+    sdkDir = (await ensureNpmPeer(claudeAgentSdkPeer())).dir;
     dir = mkdtempSync(join(tmpdir(), 'asdk-types-'));
   }, INSTALL_TIMEOUT_MS);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -31,7 +31,7 @@ import {
 import { receivedBytes, sessionSpans } from '../support/evidence.js';
 import { suiteApproverPublicKey } from '../support/human.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
-import { ensureNpmPeer, ensureSystemTools, PEERS, type SystemTool } from '../support/peers.js';
+import { claudeCodePeer, ensureNpmPeer, ensureSystemTools, type SystemTool } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { marker, type TaskDecision } from '../support/task.js';
 import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
@@ -126,11 +126,12 @@ async function initWritesSandbox(): Promise<boolean> {
 }
 
 /**
- * Installs the pinned binary when missing (and bubblewrap when init configures the sandbox),
+ * Installs the binary when missing (the pinned line, or the one `CONTINUITY_CLAUDE_CODE` names:
+ * test/support/peers.ts `claudeCodePeer`) (and bubblewrap when init configures the sandbox),
  * starts the receiver and `continuity serve`.
  */
 export async function startSuite(): Promise<Suite> {
-  const { bin } = await ensureNpmPeer(PEERS.claudeCode);
+  const { bin } = await ensureNpmPeer(claudeCodePeer());
   if (await initWritesSandbox()) await ensureSystemTools(SANDBOX_TOOLS);
   const receiver = await startOtlpReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'cc-e2e-serve-'));

@@ -67,6 +67,7 @@ describe('continuity init claude-code', () => {
         'InstructionsLoaded',
         'Notification',
         'Stop',
+        'Interrupt',
       ]) {
         expect(settings.hooks[event], event).toHaveLength(1);
       }

@@ -71,6 +71,23 @@ export const PEERS = {
     bin: 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs',
   },
   /**
+   * The Claude Agent SDK 0.3.337 and the Claude Code 2.1.337 it bundles (the platform package's
+   * `claude`), newer than any `@anthropic-ai/claude-code` release: the first line that compacts on
+   * resume when the prompt cache expired, and that fires the `Interrupt` hook. `bin` is the bundled
+   * binary, which the Claude Code suites run too (`CONTINUITY_CLAUDE_CODE=2.1.337`); the SDK's
+   * entry is beside it (`node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs`).
+   */
+  claudeAgentSdkBundled: {
+    id: 'claude-agent-sdk-app@0.3.337',
+    packages: [
+      '@anthropic-ai/claude-agent-sdk@0.3.337',
+      '@anthropic-ai/sdk@1.14.0',
+      '@modelcontextprotocol/sdk@1.32.2',
+      'zod@4.6.7',
+    ],
+    bin: 'node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude',
+  },
+  /**
    * OpenCode; the native binary (a Bun-compiled executable) comes from the platform package,
    * which the tests run directly (its postinstall only links `bin/opencode.exe`). Both platform
    * packages (`-baseline` too) install.
@@ -236,6 +253,54 @@ export const PEERS = {
   },
 } as const satisfies Record<string, NpmPeer>;
 
+/** The environment variable that picks the Claude Code binary the Claude Code suites run. */
+export const CLAUDE_CODE_ENV = 'CONTINUITY_CLAUDE_CODE';
+
+/** The environment variable that picks the Agent SDK line the Agent SDK suite runs. */
+export const CLAUDE_AGENT_SDK_ENV = 'CONTINUITY_CLAUDE_AGENT_SDK';
+
+/**
+ * The Claude Code binary the Claude Code suites run, from {@link CLAUDE_CODE_ENV}: unset or
+ * `2.1.328` the pinned line, `2.1.332` the newest `@anthropic-ai/claude-code`, `2.1.337` the one
+ * the Agent SDK 0.3.337 bundles, `sdk` the one the Agent SDK peer bundles (its newest release under
+ * `npm run test:latest`). Anything else throws one line naming the values.
+ */
+export function claudeCodePeer(env: NodeJS.ProcessEnv = process.env): NpmPeer {
+  const v = env[CLAUDE_CODE_ENV];
+  switch (v) {
+    case undefined:
+    case '':
+    case '2.1.328':
+      return PEERS.claudeCode;
+    case '2.1.332':
+      return PEERS.claudeCodeSkillShell;
+    case '2.1.337':
+      return PEERS.claudeAgentSdkBundled;
+    case 'sdk':
+      return { ...PEERS.claudeAgentSdk, bin: 'node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude' };
+    default:
+      throw new Error(`${CLAUDE_CODE_ENV}=${v}: expected 2.1.328, 2.1.332, 2.1.337 or sdk`);
+  }
+}
+
+/**
+ * The Agent SDK the Agent SDK suite imports, from {@link CLAUDE_AGENT_SDK_ENV}: unset or `0.3.328`
+ * the pinned line, `0.3.337` the line that bundles Claude Code 2.1.337. `bin` is the SDK's entry.
+ */
+export function claudeAgentSdkPeer(env: NodeJS.ProcessEnv = process.env): NpmPeer {
+  const v = env[CLAUDE_AGENT_SDK_ENV];
+  switch (v) {
+    case undefined:
+    case '':
+    case '0.3.328':
+      return PEERS.claudeAgentSdk;
+    case '0.3.337':
+      return { ...PEERS.claudeAgentSdkBundled, bin: PEERS.claudeAgentSdk.bin };
+    default:
+      throw new Error(`${CLAUDE_AGENT_SDK_ENV}=${v}: expected 0.3.328 or 0.3.337`);
+  }
+}
+
 /** The root of the peer cache. */
 export function peerCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.CONTINUITY_PEER_CACHE) return env.CONTINUITY_PEER_CACHE;
@@ -331,7 +396,7 @@ export function newestVersion(name: string): string {
  * {@link RUNTIME_PEERS}, its runtime package at the newest release (its other packages pinned).
  */
 export function effectivePeer(peer: NpmPeer, env: NodeJS.ProcessEnv = process.env): NpmPeer {
-  if (env[LATEST_ENV] !== '1' || !RUNTIME_PEERS.some((k) => PEERS[k] === peer)) return peer;
+  if (env[LATEST_ENV] !== '1' || !RUNTIME_PEERS.some((k) => PEERS[k].id === peer.id)) return peer;
   const [first, ...rest] = peer.packages;
   const at = first!.lastIndexOf('@');
   const name = first!.slice(0, at);

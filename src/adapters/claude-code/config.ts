@@ -185,6 +185,7 @@ export const HOOK_TIMEOUT_S: Readonly<Record<string, number>> = Object.freeze({
   Notification: 5,
   PermissionRequest: 5,
   Stop: 5,
+  Interrupt: 5,
 });
 
 /**

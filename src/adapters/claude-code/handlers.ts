@@ -19,7 +19,7 @@ import {
   markFreshSession,
   preCompactStep,
 } from '../core/hook-steps.js';
-import { compactionContext, summaryInstruction } from '../core/messages.js';
+import { compactionContext, summaryInstruction, templateNotice } from '../core/messages.js';
 import {
   newBoundaryId as coreBoundaryId,
   recordActivity,
@@ -29,6 +29,7 @@ import {
   taskRecordLabel,
 } from '../core/recording.js';
 import { hookStartMs, readGateState } from '../core/state.js';
+import { templateDecisionNames } from '../core/task-record.js';
 import { trackStep } from '../core/track.js';
 import { CLAUDE_CODE_DIALECT, type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
@@ -185,7 +186,20 @@ async function onResumed(run: HookRun): Promise<string> {
   rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   if (p.source !== 'resume') await markFreshSession(state, p.sessionId, now, config.env.ledgerPath);
   await measureLate(run, now);
-  return '';
+  return templateOutput(run);
+}
+
+/**
+ * A task record still init's template: `systemMessage`, the field Claude Code shows the user (in
+ * the terminal, and as the hook's message in `-p` and stream-json output), not the model's
+ * context. The stderr line of a hook that exits 0 is all but hidden.
+ */
+function templateOutput(run: HookRun): string {
+  // Claude Code's field; the other dialects that share these handlers keep their stderr line.
+  if (run.env.dialect.runtime !== CLAUDE_CODE_DIALECT.runtime) return '';
+  const names = templateDecisionNames(run.config.taskRecordPath);
+  if (!names) return '';
+  return `${JSON.stringify({ systemMessage: templateNotice(taskRecordLabel(run.config), names) })}\n`;
 }
 
 /**

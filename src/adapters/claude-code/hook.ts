@@ -20,6 +20,7 @@
  * | PostToolUse, PostToolUseFailure, UserPromptSubmit | `activity` working | |
  * | Notification (a type that awaits a human), PermissionRequest | `activity` waiting_human | |
  * | Stop | `activity` idle | |
+ * | Interrupt (2.1.337+: a turn stopped by the user, another session or the runtime) | `activity` idle | Stop does not fire on an interrupt |
  * | anything else, malformed input | | exit 0, one line on stderr |
  *
  * Real order on Claude Code 2.1.328 (docs/claude-code.md): `PreCompact → SessionStart(compact) →
@@ -234,6 +235,9 @@ export function activityOf(p: HookPayload): 'working' | 'waiting_human' | 'idle'
         ? 'waiting_human'
         : undefined;
     case 'Stop':
+    // The turn was stopped (Esc, a denied permission, a rewind, an SDK interrupt()): Stop does not
+    // fire then, so without this the session would stay `working` while nothing runs.
+    case 'Interrupt':
       return 'idle';
     default:
       return undefined;

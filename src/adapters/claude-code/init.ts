@@ -78,7 +78,8 @@ export interface HookRegistration {
  * `onFailure: "block"`: if the gate ever fails to answer (a hang past its timeout, a crash), the
  * tool or the skill's shell command does not run. The recording hooks keep Claude Code's default
  * (`continue`): a failure there loses only its own evidence and never blocks compaction.
- * `PreSkillShellCommand` is Claude Code 2.1.332's; earlier versions ignore the key.
+ * `PreSkillShellCommand` is Claude Code 2.1.332's and `Interrupt` 2.1.337's; earlier versions
+ * ignore the key.
  */
 export function hookRegistrations(gateMatcher: string): HookRegistration[] {
   const t = HOOK_TIMEOUT_S;
@@ -136,6 +137,11 @@ export function hookRegistrations(gateMatcher: string): HookRegistration[] {
     // (2.1.328 and 2.1.332, recorded: an async Stop hook that took 2 s never finished), and Stop
     // comes once a turn, not once a tool call.
     { event: 'Stop', timeout: t.Stop!, purpose: 'activity: idle' },
+    {
+      event: 'Interrupt',
+      timeout: t.Interrupt!,
+      purpose: 'activity: idle (the user or the runtime stopped the turn; Claude Code 2.1.337+)',
+    },
   ];
 }
 
@@ -153,6 +159,9 @@ export function gateMatcherExcluding(readOnly: ReadonlySet<string>): string {
   const names = [...readOnly].sort().map((n) => n.replace(/[^A-Za-z0-9_]/g, ''));
   return `^(?!(?:${names.join('|')})$).*`;
 }
+
+/** Events only Claude Code has: another dialect's settings never get them. */
+const CLAUDE_CODE_ONLY_EVENTS: ReadonlySet<string> = new Set(['PreSkillShellCommand', 'Interrupt']);
 
 /** What merging did. */
 export interface MergeResult extends Omit<HookGroupMerge<HookRegistration>, 'hooks'> {
@@ -486,13 +495,14 @@ function install(options: InitOptions, t: Target): string[] {
   const gateMatcher =
     options.gateMatcher ?? (readOnly ? gateMatcherExcluding(readOnly) : env.dialect.gatedTools.join('|'));
   const events = env.dialect.events;
-  // `PreSkillShellCommand` and `onFailure` are Claude Code's (2.1.332, 2.1.328): another dialect
-  // gets neither, so a runtime that validates its hook settings never sees a key it does not know.
+  // `PreSkillShellCommand`, `Interrupt` and `onFailure` are Claude Code's (2.1.332, 2.1.337,
+  // 2.1.328): another dialect gets none of them, so a runtime that validates its hook settings
+  // never sees a key it does not know.
   const claude = env.dialect.runtime === CLAUDE_CODE_DIALECT.runtime;
   const scale = env.dialect.timeoutScale ?? 1;
   const registrations = hookRegistrations(gateMatcher)
     .filter((r) => !events || events.has(r.event))
-    .filter((r) => claude || r.event !== 'PreSkillShellCommand')
+    .filter((r) => claude || !CLAUDE_CODE_ONLY_EVENTS.has(r.event))
     .map((r) => (claude || !r.onFailure ? r : { ...r, onFailure: undefined }))
     .map((r) => (env.dialect.asyncHooks || !r.async ? r : { ...r, async: undefined }))
     .map((r) => ({ ...r, event: runtimeEventName(env.dialect, r.event), timeout: r.timeout * scale }));

@@ -301,3 +301,15 @@ export const HARD_LINK_ASK =
   'The continuity gate asks a human first: this call touches a protected continuity file (the task record, the ' +
   'configuration, the ledger or a key) under another name (a hard link), or one of them now has a second name. ' +
   'A human must confirm, and remove the extra link.';
+
+/**
+ * What the human is shown when a session starts on a task record that is still init's template:
+ * which decisions to fill in, and the command that seals them. Names only, never values.
+ */
+export function templateNotice(label: string, names: readonly string[]): string {
+  return (
+    `continuity: ${label} is still the template, so no decision is checked across compactions. ` +
+    `Fill in this task's decisions (${names.join(', ')}: 3 to 7), delete its "template" line, ` +
+    'then run `continuity task seal`.'
+  );
+}

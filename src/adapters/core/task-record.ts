@@ -298,6 +298,24 @@ export function readTaskOutline(
   return { ok: true, outline: { names, sensitive: names.filter((n) => decisions[n]!.sensitive) } };
 }
 
+/**
+ * The decision names of a task record that is still init's template (`"template": true`), or
+ * undefined when it is not (filled in, missing, unreadable or invalid: those have their own
+ * problems). Names only: a template's values are placeholders, and values are never returned.
+ */
+export function templateDecisionNames(path: string): string[] | undefined {
+  const read = readRegularFile(path, MAX_TASK_RECORD_BYTES, true);
+  if (!read.ok) return undefined;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(read.text);
+  } catch {
+    return undefined;
+  }
+  const r = validate(doc);
+  return Array.isArray(r) || !r.template ? undefined : Object.keys(r.decisions);
+}
+
 /** The task record `continuity init` writes: the article's three decisions, to fill in. */
 export function taskRecordTemplate(): string {
   const doc = {
