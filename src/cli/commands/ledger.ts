@@ -8,8 +8,7 @@ import type { Command } from 'commander';
 import { auditApprovals } from '../../ledger/approval-audit.js';
 import { sidecarPaths } from '../../ledger/paths.js';
 import { type VerifyResult, verifyLedger } from '../../ledger/verify.js';
-import { EXIT } from '../exit-codes.js';
-import { CliError } from '../main.js';
+import { CliError, EXIT } from '../exit-codes.js';
 import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
 
 interface VerifyFlags extends LedgerFlags {

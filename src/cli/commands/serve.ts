@@ -12,8 +12,7 @@ import type { Command } from 'commander';
 import { loadServiceConfig, redactConfig, SERVICE_DEFAULTS } from '../../service/config.js';
 import type { ContinuityService } from '../../service/service.js';
 import { StateDirLockedError } from '../../service/state-lock.js';
-import { EXIT } from '../exit-codes.js';
-import { CliError } from '../main.js';
+import { CliError, EXIT } from '../exit-codes.js';
 
 /** Registers `serve`. */
 export function registerServe(program: Command): void {
