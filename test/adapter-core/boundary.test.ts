@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { boundaryEventOf } from '../../src/adapters/claude-code/events.js';
-import { toPayload } from '../../src/adapters/claude-code/hook.js';
+import { toPayload } from '../../src/adapters/claude-code/payload.js';
 import {
   type AssemblyInput,
   type AssemblyOutcome,

@@ -122,12 +122,16 @@ describe('the write gate fast path', () => {
     expect(bundleInputs('hook.cjs')).toEqual(
       [
         'src/adapters/claude-code/config.ts',
+        // Payload → core event: the translation tables (pure).
+        'src/adapters/claude-code/events.ts',
         'src/adapters/claude-code/hook.ts',
+        'src/adapters/claude-code/payload.ts',
         // Codex CLI's hook entry, in the same bundle (its recording handlers are a bundle of their own).
         'src/adapters/codex/config.ts',
         'src/adapters/codex/events.ts',
         'src/adapters/codex/hook.ts',
         'src/adapters/codex/patch.ts',
+        'src/adapters/codex/payload.ts',
         'src/adapters/core/config.ts',
         // Which settings of a configuration file relax the gate: pure comparison, no crypto (the
         // seal is verified by its own bundle, dist/hook-config-seal.cjs, only when one must be).
@@ -135,20 +139,14 @@ describe('the write gate fast path', () => {
         'src/adapters/core/gate.ts',
         'src/adapters/core/mcp-names.ts',
         'src/adapters/core/messages.ts',
+        // The one hook pipeline every command hook runs (payload → core event → gate | record → answer).
+        'src/adapters/core/pipeline.ts',
         'src/adapters/core/process.ts',
         // PostToolUse: did the tool read the task record (the next restatement's provenance)?
         'src/adapters/core/provenance.ts',
         // The gate's reading of a shell command (pure, no I/O).
         'src/adapters/core/shell.ts',
         'src/adapters/core/state.ts',
-        // The session lock an activity report that repeats the recorded state takes to move its
-        // time on (a late background report must not turn the state back): reached through a
-        // dynamic import, so it is in the bundle but evaluated only on that path, never the gate's.
-        'src/adapters/core/boundary.ts',
-        'src/adapters/core/track.ts',
-        'src/ledger/files.ts',
-        'src/ledger/lock.ts',
-        'src/ledger/types.ts',
         // A runtime's own record file, read from its tail (node built-ins only).
         'src/adapters/core/tail.ts',
         'src/adapters/hook.ts',

@@ -8,10 +8,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
-import { activityOf, boundaryEventOf, resumeSourceOf } from '../../src/adapters/codex/events.js';
-import { askInstruction, gateOutput, toolEventsOf, toPayload } from '../../src/adapters/codex/hook.js';
+import {
+  activityOf,
+  boundaryEventOf,
+  resumeSourceOf,
+  toolEventsOf,
+} from '../../src/adapters/codex/events.js';
+import { askInstruction, gateOutput } from '../../src/adapters/codex/hook.js';
 import { codexHookRegistrations, mergeCodexHooks, removeCodexHooks } from '../../src/adapters/codex/init.js';
 import { patchTargets } from '../../src/adapters/codex/patch.js';
+import { toPayload } from '../../src/adapters/codex/payload.js';
 import { editTrust } from '../../src/adapters/codex/toml.js';
 import { snakeEvent, trustedHash, trustKey } from '../../src/adapters/codex/trust.js';
 import type { BoundaryTrack } from '../../src/adapters/core/boundary.js';

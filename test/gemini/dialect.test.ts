@@ -7,8 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gateOutput, toPayload } from '../../src/adapters/claude-code/hook.js';
+import { gateOutput } from '../../src/adapters/claude-code/hook.js';
 import { runInit } from '../../src/adapters/claude-code/init.js';
+import { toPayload } from '../../src/adapters/claude-code/payload.js';
 import { stateDirOf } from '../../src/adapters/core/state.js';
 import { GEMINI_DIALECT } from '../../src/adapters/gemini/config.js';
 import {

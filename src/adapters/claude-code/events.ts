@@ -3,8 +3,9 @@
  * for continuity is decided here once, for the hooks and for the replay of the orders recorded
  * from the real binary (test/fixtures/claude-code-2.1.328/).
  */
-import type { BoundaryEvent, ResumeSource } from '../core/events.js';
-import type { HookPayload } from './hook.js';
+import type { BoundaryEvent, ResumeSource, ToolEvent } from '../core/events.js';
+import { CLAUDE_CODE_DIALECT, type HookDialect, toolKind } from './config.js';
+import type { HookPayload } from './payload.js';
 
 /**
  * Claude Code's post-compaction signals, as the core's assembly names them. InstructionsLoaded
@@ -44,4 +45,52 @@ export function resumeSourceOf(p: HookPayload): ResumeSource | undefined {
   return p.event === 'SessionStart' && p.source && RESUME_SOURCES.has(p.source)
     ? (p.source as ResumeSource)
     : undefined;
+}
+
+/**
+ * `Notification` types that mean a human is awaited (the others, such as `auth_success` or
+ * `agent_completed`, say nothing about the agent's activity). From the 2.1.328 binary and the
+ * hooks documentation.
+ */
+export const HUMAN_AWAITED_NOTIFICATIONS: ReadonlySet<string> = new Set([
+  'permission_prompt',
+  'idle_prompt',
+  'elicitation_dialog',
+  'worker_permission_prompt',
+  'agent_needs_input',
+]);
+
+/** The activity a hook event reports, if any. */
+export function activityOf(p: HookPayload): 'working' | 'waiting_human' | 'idle' | undefined {
+  switch (p.event) {
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+    case 'UserPromptSubmit':
+      return 'working';
+    case 'PermissionRequest':
+      return 'waiting_human';
+    case 'Notification':
+      return p.notificationType && HUMAN_AWAITED_NOTIFICATIONS.has(p.notificationType)
+        ? 'waiting_human'
+        : undefined;
+    case 'Stop':
+    // The turn was stopped (Esc, a denied permission, a rewind, an SDK interrupt()): Stop does not
+    // fire then, so without this the session would stay `working` while nothing runs.
+    case 'Interrupt':
+      return 'idle';
+    default:
+      return undefined;
+  }
+}
+
+/** The core's tool event for a `PreToolUse` payload: the tool, what kind it is, what the gate inspects. */
+export function toolEventOf(p: HookPayload, dialect: HookDialect = CLAUDE_CODE_DIALECT): ToolEvent {
+  return {
+    type: 'tool',
+    toolName: p.toolName ?? '',
+    kind: toolKind(p.toolName, dialect),
+    ...(p.command !== undefined ? { command: p.command } : {}),
+    ...(p.filePath !== undefined ? { filePath: p.filePath } : {}),
+    ...(p.truncated ? { truncated: true } : {}),
+  };
 }

@@ -20,6 +20,7 @@ import {
   preCompactStep,
 } from '../core/hook-steps.js';
 import { compactionContext, summaryInstruction, templateNotice } from '../core/messages.js';
+import type { SessionFiles } from '../core/pipeline.js';
 import {
   newBoundaryId as coreBoundaryId,
   recordActivity,
@@ -30,10 +31,10 @@ import {
 } from '../core/recording.js';
 import { hookStartMs, readGateState } from '../core/state.js';
 import { templateDecisionNames } from '../core/task-record.js';
-import { trackStep } from '../core/track.js';
+import { noteSameActivity, trackStep } from '../core/track.js';
 import { CLAUDE_CODE_DIALECT, type ClaudeCodeEnv, claudeCodeState, claudeCodeVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
-import type { HookRun } from './hook.js';
+import type { HookRun } from './payload.js';
 import { compactBoundaryTokens, lastReplyTokens } from './transcript.js';
 
 /** A new boundary id: lower-case, time-ordered, opaque (`cc…` for Claude Code; the dialect's prefix otherwise). */
@@ -46,8 +47,16 @@ export function rederive(config: AdapterConfig, env: ClaudeCodeEnv, warn?: (line
   return ledgerRederive(config, claudeCodeState(env), taskRecordLabel(config), warn);
 }
 
-/** Runs the handler of one recording event; returns what the hook prints on stdout. */
-export async function handle(run: HookRun, activity: ActivityState | undefined): Promise<string> {
+/**
+ * Runs the handler of one recording event (the pipeline's record stage, ../core/pipeline.ts);
+ * returns what the hook prints on stdout. `session`: the session's state files as this process
+ * read them.
+ */
+export async function handle(
+  run: HookRun,
+  session: SessionFiles,
+  activity: ActivityState | undefined,
+): Promise<string> {
   const p = run.payload;
   if (!storableSessionId(p.sessionId)) {
     // Never echoed: it may hold shell syntax or terminal escapes.
@@ -56,14 +65,14 @@ export async function handle(run: HookRun, activity: ActivityState | undefined):
     );
     return '';
   }
-  if (activity) return onActivity(run, activity);
+  if (activity) return onActivity(run, session, activity);
   switch (p.event) {
     case 'PreCompact':
       return onPreCompact(run);
     case 'PostCompact':
       return onCompacted(run);
     case 'SessionStart':
-      return p.source === 'compact' ? onCompacted(run) : onResumed(run);
+      return p.source === 'compact' ? onCompacted(run) : onResumed(run, session);
     case 'InstructionsLoaded':
       if (p.loadReason === 'compact') await onCompacted(run);
       // InstructionsLoaded has no JSON output: Claude Code logs any as a failed hook.
@@ -134,12 +143,12 @@ async function onCompacted(run: HookRun): Promise<string> {
  * `compaction_log`). A compaction that was cancelled or is still running confirms nothing, so
  * it never opens a boundary. Answers nothing.
  */
-export async function confirmFromLog(run: HookRun, processEnv: NodeJS.ProcessEnv): Promise<string> {
+export async function confirmFromLog(run: HookRun, session: SessionFiles): Promise<string> {
   const { payload: p, env } = run;
   const evidence = env.dialect.compactionEvidence;
-  const pending = readGateState(claudeCodeState(env), p.sessionId)?.track?.pending;
+  const pending = session.gate()?.track?.pending;
   if (!evidence || !pending) return '';
-  const completedAt = evidence(processEnv, p.sessionId, Date.parse(pending.at), {
+  const completedAt = evidence(run.processEnv, p.sessionId, Date.parse(pending.at), {
     ...(run.local.transcriptPath ? { transcriptPath: run.local.transcriptPath } : {}),
     state: claudeCodeState(env),
   });
@@ -159,10 +168,10 @@ export async function confirmFromLog(run: HookRun, processEnv: NodeJS.ProcessEnv
  * AfterTool and BeforeAgent): the request, once per boundary, when the session has a current
  * boundary; else nothing. `<` and `>` are escaped by Gemini, so the dialect uses the flags form.
  */
-export function restatementContext(run: HookRun, hookEventName: string): string {
+export function restatementContext(run: HookRun, session: SessionFiles, hookEventName: string): string {
   const { payload: p, env } = run;
-  const state = claudeCodeState(env);
-  const b = readGateState(state, p.sessionId)?.boundary;
+  const state = session.state;
+  const b = session.gate()?.boundary;
   if (!b || b.observed || !firstInjection(state, p.sessionId, b.id)) return '';
   return `${JSON.stringify({
     hookSpecificOutput: {
@@ -179,13 +188,13 @@ export function restatementContext(run: HookRun, hookEventName: string): string 
  * summarised; the old session's boundaries stay with the old id). `resume` keeps the session and
  * its boundaries. Late context-fill numbers of the current boundary are read here too.
  */
-async function onResumed(run: HookRun): Promise<string> {
+async function onResumed(run: HookRun, session: SessionFiles): Promise<string> {
   const { payload: p, config, env } = run;
   const now = systemNow();
   const state = claudeCodeState(env);
   rememberSession(state, config.projectDir, p.sessionId, now, prefixed(run));
   if (p.source !== 'resume') await markFreshSession(state, p.sessionId, now, config.env.ledgerPath);
-  await measureLate(run, now);
+  await measureLate(run, session, now);
   return templateOutput(run);
 }
 
@@ -206,12 +215,12 @@ function templateOutput(run: HookRun): string {
  * Context fill learnt after the compaction: the transcript's `compact_boundary` record, written by
  * Claude Code after PostCompact, gives the numbers before and after. Recorded once per boundary.
  */
-async function measureLate(run: HookRun, now: string): Promise<void> {
-  const { payload: p, config, env } = run;
+async function measureLate(run: HookRun, session: SessionFiles, now: string): Promise<void> {
+  const { payload: p, config } = run;
   const path = run.local.transcriptPath;
   if (!path) return;
-  const state = claudeCodeState(env);
-  const cur = readGateState(state, p.sessionId)?.track?.current;
+  const state = session.state;
+  const cur = session.gate()?.track?.current;
   if (!cur || cur.tokens.after !== undefined) return;
   const since = cur.pre ? Date.parse(cur.pre.at) - 2000 : Date.parse(cur.compactedAt) - 60_000;
   const tokens = compactBoundaryTokens(path, since);
@@ -230,19 +239,18 @@ async function measureLate(run: HookRun, now: string): Promise<void> {
   }
 }
 
+/** A repeat of the recorded activity: only its time moves on (../core/track.ts `noteSameActivity`). */
+export function sameActivity(run: HookRun, session: SessionFiles, activity: ActivityState): Promise<void> {
+  return noteSameActivity(session.state, run.payload.sessionId, activity, hookStartMs(), prefixed(run));
+}
+
 /** Activity: record a change of the activity state (ledger + `continuity.activity` span). */
-async function onActivity(run: HookRun, stateName: ActivityState): Promise<string> {
-  const { payload: p, config, env } = run;
+async function onActivity(run: HookRun, session: SessionFiles, stateName: ActivityState): Promise<string> {
+  const { payload: p, config } = run;
   const now = systemNow();
-  await measureLate(run, now).catch((e: Error) => run.warn(`${p.event}: ${e.message.split('\n')[0]}`));
-  await recordActivity(
-    config,
-    claudeCodeState(env),
-    p.sessionId,
-    stateName,
-    now,
-    hookStartMs(),
-    prefixed(run),
+  await measureLate(run, session, now).catch((e: Error) =>
+    run.warn(`${p.event}: ${e.message.split('\n')[0]}`),
   );
+  await recordActivity(config, session.state, p.sessionId, stateName, now, hookStartMs(), prefixed(run));
   return '';
 }

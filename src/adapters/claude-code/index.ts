@@ -15,8 +15,10 @@ export {
   RUNTIME,
   resolveClaudeCodeEnv,
 } from './config.js';
-export type { HookIo, HookPayload } from './hook.js';
-export { gateOutput, HUMAN_AWAITED_NOTIFICATIONS, runClaudeCodeHook } from './hook.js';
+export type { HookIo } from '../core/process.js';
+export { HUMAN_AWAITED_NOTIFICATIONS } from './events.js';
+export { gateOutput, runClaudeCodeHook } from './hook.js';
+export type { HookPayload } from './payload.js';
 export type { HookRegistration, InitOptions } from './init.js';
 export {
   hookRegistrations,

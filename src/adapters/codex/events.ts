@@ -18,7 +18,9 @@
  * for an automatic mid-turn compaction, at the start of the next turn for a manual one, and never
  * when the process ends before that turn (docs/codex.md). The core's assembly takes any order.
  */
-import type { BoundaryEvent, ResumeSource } from '../core/events.js';
+import type { BoundaryEvent, ResumeSource, ToolEvent } from '../core/events.js';
+import { toolKind } from './config.js';
+import { patchTargets } from './patch.js';
 
 /** What the adapter keeps from a Codex hook's input (identifiers and enumerations only). */
 export interface CodexPayload {
@@ -82,4 +84,28 @@ export function activityOf(p: CodexPayload): 'working' | 'waiting_human' | 'idle
     default:
       return undefined;
   }
+}
+
+/**
+ * The tool events of one PreToolUse call: one per target file of a patch (a patch may touch
+ * several), the command of a shell call, an uninspectable write when no target could be read.
+ */
+export function toolEventsOf(p: CodexPayload): ToolEvent[] {
+  const kind = toolKind(p.toolName);
+  const base = { type: 'tool' as const, toolName: p.toolName ?? '', kind };
+  if (kind === 'command') {
+    return [
+      {
+        ...base,
+        ...(p.command !== undefined ? { command: p.command } : {}),
+        ...(p.truncated ? { truncated: true } : {}),
+      },
+    ];
+  }
+  if (kind === 'file_write') {
+    const targets = p.command !== undefined && !p.truncated ? patchTargets(p.command) : undefined;
+    if (!targets) return [{ ...base, truncated: true }];
+    return targets.map((filePath) => ({ ...base, filePath }));
+  }
+  return [base];
 }

@@ -28,6 +28,7 @@ import {
   preCompactStep,
 } from '../core/hook-steps.js';
 import { boundaryView, compactionContext, nextAction, summaryInstruction } from '../core/messages.js';
+import type { SessionFiles } from '../core/pipeline.js';
 import {
   newBoundaryId as coreBoundaryId,
   recordActivity,
@@ -39,7 +40,7 @@ import {
 import { type GateBoundary, hookStartMs, readGateState } from '../core/state.js';
 import { type CodexEnv, codexState, codexVoice } from './config.js';
 import { boundaryEventOf, SIGNALS } from './events.js';
-import type { HookRun } from './hook.js';
+import type { HookRun } from './payload.js';
 import { lastContextTokens } from './transcript.js';
 
 /** A new boundary id: lower-case, time-ordered, opaque. */
@@ -52,8 +53,16 @@ export function rederive(config: AdapterConfig, env: CodexEnv, warn?: (line: str
   return ledgerRederive(config, codexState(env), taskRecordLabel(config), warn);
 }
 
-/** Runs the handler of one recording event; returns what the hook prints on stdout. */
-export async function handle(run: HookRun, activity: ActivityState | undefined): Promise<string> {
+/**
+ * Runs the handler of one recording event (the pipeline's record stage, ../core/pipeline.ts);
+ * returns what the hook prints on stdout. `session`: the session's state files as this process
+ * read them.
+ */
+export async function handle(
+  run: HookRun,
+  session: SessionFiles,
+  activity: ActivityState | undefined,
+): Promise<string> {
   const p = run.payload;
   if (!storableSessionId(p.sessionId)) {
     run.warn(`${p.event}: session_id is not an opaque identifier; nothing recorded`);
@@ -62,7 +71,7 @@ export async function handle(run: HookRun, activity: ActivityState | undefined):
   if (activity) {
     await recordActivity(
       run.config,
-      codexState(run.env),
+      session.state,
       p.sessionId,
       activity,
       systemNow(),
@@ -79,7 +88,7 @@ export async function handle(run: HookRun, activity: ActivityState | undefined):
       await onCompacted(run);
       return '';
     case 'SessionStart':
-      return p.source === 'compact' ? onCompacted(run) : onResumed(run);
+      return p.source === 'compact' ? onCompacted(run) : onResumed(run, session);
     default:
       return '';
   }
@@ -165,7 +174,7 @@ function resumeContext(sessionId: string, b: GateBoundary, env: CodexEnv): strin
  * SessionStart(compact) may never have reached the model (the process ended before the next
  * turn), and a human may have approved a change since (the ledger is read, not the cache).
  */
-async function onResumed(run: HookRun): Promise<string> {
+async function onResumed(run: HookRun, session: SessionFiles): Promise<string> {
   const { payload: p, config, env } = run;
   const now = systemNow();
   const state = codexState(env);
@@ -174,7 +183,7 @@ async function onResumed(run: HookRun): Promise<string> {
     await markFreshSession(state, p.sessionId, now, run.config.env.ledgerPath);
     return sessionStartOutput([summarizerContext(config)]);
   }
-  let gs = readGateState(state, p.sessionId);
+  let gs = session.gate();
   try {
     gs = (await rederive(config, env)(p.sessionId, gs)) ?? gs;
   } catch (e) {

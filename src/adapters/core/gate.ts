@@ -592,6 +592,11 @@ export interface GateContext {
   /** Receives one line when the gate cannot read its state. */
   warn?: (line: string) => void;
   /**
+   * The session's gate cache as this process already read it (the hook pipeline reads each state
+   * file once, ./pipeline.ts). Default: read it now.
+   */
+  cached?: () => GateState | undefined;
+  /**
    * What the always-allowed restatement command may run: this package's own binary. Without it
    * no shell command is exempt (an adapter whose agent restates through a tool of its own).
    */
@@ -620,7 +625,7 @@ function trustedCache(state: GateState | undefined, ledgerPath: string): boolean
 }
 
 async function sessionState(sessionId: string, ctx: GateContext): Promise<SessionState> {
-  const cached = readGateState(ctx.state, sessionId);
+  const cached = ctx.cached ? ctx.cached() : readGateState(ctx.state, sessionId);
   // A cache with no objection counts only when this run could also have replaced it: one the
   // hooks cannot write may be missing the compaction they saw (it is re-derived from the ledger).
   if (trustedCache(cached, ctx.config.env.ledgerPath) && cacheReplaceable(ctx.state, sessionId)) {
@@ -660,6 +665,28 @@ export async function decideGate(sessionId: string, tool: ToolEvent, ctx: GateCo
     ctx.warn?.(`gate failed (${(e as Error)?.message?.split('\n')[0] ?? String(e)}); asking`);
     return { verdict: 'ask', code: 'gate_failed', reason: GATE_FAILED_ASK };
   }
+}
+
+/**
+ * The gate's answer for one call: the most severe answer over its tool events (deny > ask >
+ * allow); an `allow` with a reason to allow outranks the default `not_gated`.
+ */
+export async function decideToolCall(
+  sessionId: string,
+  tools: readonly ToolEvent[],
+  ctx: GateContext,
+): Promise<GateAnswer> {
+  let worst: GateAnswer = { verdict: 'allow', code: 'not_gated' };
+  for (const e of tools) {
+    const a = await decideGate(sessionId, e, ctx);
+    if (
+      SEVERITY[a.verdict] > SEVERITY[worst.verdict] ||
+      (worst.code === 'not_gated' && a.verdict === 'allow')
+    )
+      worst = a;
+    if (worst.verdict === 'deny') break;
+  }
+  return worst;
 }
 
 /** The reason of a gate that failed on its way to a verdict (inline: the messages may be what failed). */

@@ -28,7 +28,7 @@ import type { Provenance } from '../../ledger/types.js';
 import type { AdapterConfig } from './config.js';
 import { inspectBashCommand, inspectTargetPath, protectedPaths } from './gate.js';
 import { readShell } from './shell.js';
-import { createMarker, markerFile, readGateState, type StateDir } from './state.js';
+import { createMarker, type GateState, markerFile, readGateState, type StateDir } from './state.js';
 
 /** The marker a read of the record leaves on the session's current boundary. */
 export const RECORD_READ_MARKER = 'record-read';
@@ -112,8 +112,12 @@ export function readTheRecord(tool: ToolRan, config: AdapterConfig, cwd: string)
  * no compaction is confirmed yet: a read before it is part of the context being summarised.
  * Returns true when a mark was made now or before.
  */
-export function noteRecordRead(state: StateDir, sessionId: string): boolean {
-  const b = readGateState(state, sessionId)?.boundary;
+export function noteRecordRead(
+  state: StateDir,
+  sessionId: string,
+  gate: () => GateState | undefined = () => readGateState(state, sessionId),
+): boolean {
+  const b = gate()?.boundary;
   if (!b) return false;
   createMarker(markerFile(state, sessionId, b.id, RECORD_READ_MARKER));
   return true;

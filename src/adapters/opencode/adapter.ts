@@ -25,7 +25,7 @@ import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '
 import { type AdapterConfig, type ContinuityEnv, policyVerdict, resolveEnv } from '../core/config.js';
 import type { BoundaryEvent, GateAnswer } from '../core/events.js';
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
-import { decideGate } from '../core/gate.js';
+import { decideToolCall } from '../core/gate.js';
 import {
   boundaryView,
   compactionContext,
@@ -75,16 +75,6 @@ const READ_EVENTS: ReadonlySet<string> = new Set([
 export function gateMessage(answer: GateAnswer): string | undefined {
   if (answer.verdict === 'allow') return undefined;
   return answer.verdict === 'ask' ? `${ASK_PREFIX}\n${answer.reason}` : answer.reason;
-}
-
-const RANK = { allow: 0, ask: 1, deny: 2 } as const;
-
-/** The strictest of several answers (one per file an `apply_patch` touches). */
-export function strictest(answers: readonly GateAnswer[]): GateAnswer {
-  return answers.reduce((a, b) => (RANK[b.verdict] > RANK[a.verdict] ? b : a), {
-    verdict: 'allow',
-    code: 'not_gated',
-  } as GateAnswer);
 }
 
 /**
@@ -341,10 +331,7 @@ export function createContinuityHooks(input: PluginInput, deps: AdapterDeps = {}
             warn,
             launch,
           };
-          const answers = await Promise.all(
-            toolEvents(inp.tool, out?.args).map((t) => decideGate(id, t, ctx)),
-          );
-          message = gateMessage(strictest(answers));
+          message = gateMessage(await decideToolCall(id, toolEvents(inp.tool, out?.args), ctx));
         }
       } catch (e) {
         warn(`gate: ${(e as Error).message?.split('\n')[0]}`);

@@ -72,7 +72,7 @@ export function patchPaths(patchText: string): string[] {
 
 /**
  * What one OpenCode tool call is to the gate: one core tool event, or one per file an
- * `apply_patch` touches (the gate answers for each; the strictest answer wins). The arguments are
+ * `apply_patch` touches (the gate answers for each; the most severe answer wins, `decideToolCall`). The arguments are
  * inspected here and never stored.
  */
 export function toolEvents(tool: string, args: unknown): ToolEvent[] {
