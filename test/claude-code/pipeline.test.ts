@@ -6,7 +6,13 @@ import { loadClaudeCodeConfig, resolveClaudeCodeEnv } from '../../src/adapters/c
 import { routeOf } from '../../src/adapters/claude-code/hook.js';
 import { routeOf as codexRouteOf } from '../../src/adapters/codex/hook.js';
 import { decideToolCall } from '../../src/adapters/core/gate.js';
-import { sessionFiles } from '../../src/adapters/core/pipeline.js';
+import {
+  GATE_FAILED,
+  type HookAdapter,
+  type PayloadBase,
+  runHookPipeline,
+  sessionFiles,
+} from '../../src/adapters/core/pipeline.js';
 import { gateFile, stateDirOf, writeActivity, writeGateState } from '../../src/adapters/core/state.js';
 import { BIN, compact, hook, makeWorld, payload, type World, writeTaskRecord } from './harness.js';
 
@@ -171,5 +177,73 @@ describe('decideToolCall', () => {
     ];
     expect((await decideToolCall('s', tools.slice(0, 1), ctx)).verdict).toBe('allow');
     expect((await decideToolCall('s', tools, ctx)).verdict).toBe('ask');
+  });
+});
+
+describe('a gate that fails before its verdict', () => {
+  // An empty answer is every runtime's `allow`: a throw on the gate's path must still answer.
+  type Fake = HookAdapter<PayloadBase, undefined, undefined>;
+  function fakeAdapter(event: string, step: Partial<Fake>): Fake {
+    return {
+      name: 'fake',
+      parse: () => ({ ok: true, payload: { event, sessionId: 's-1' }, local: undefined }),
+      open: () => ({
+        deadlineMs: 5_000,
+        configure: () => ({
+          run: undefined,
+          state: stateDirOf(world.state, 'fake'),
+          gate: { cached: () => undefined } as never,
+        }),
+      }),
+      route: (p) =>
+        p.event === 'PreToolUse'
+          ? { kind: 'gate', tools: [{ tool: 'Write', kind: 'file', paths: ['a'] } as never] }
+          : { kind: 'record' },
+      gateOutput: (answer) => JSON.stringify(answer),
+      record: async () => '',
+      ...step,
+    };
+  }
+  async function run(adapter: Fake): Promise<{ out: string; err: string }> {
+    let out = '';
+    let err = '';
+    await runHookPipeline(
+      {
+        readInput: async () => ({ buffer: Buffer.from('{}'), truncated: false }),
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (err += t) },
+        env: {},
+      },
+      adapter,
+    );
+    return { out, err };
+  }
+
+  it('asks when confirming a pending compaction throws', async () => {
+    const { out, err } = await run(
+      fakeAdapter('PreToolUse', { settle: () => Promise.reject(new Error('unreadable event log')) }),
+    );
+    expect(JSON.parse(out)).toMatchObject({ verdict: 'ask', code: 'gate_failed', reason: GATE_FAILED });
+    expect(err).toContain('unreadable event log');
+  });
+
+  it('asks when loading the configuration throws', async () => {
+    const adapter = fakeAdapter('PreToolUse', {});
+    adapter.open = () => ({
+      deadlineMs: 5_000,
+      configure: () => {
+        throw new Error('config.json: not a regular file');
+      },
+    });
+    const { out } = await run(adapter);
+    expect(JSON.parse(out)).toMatchObject({ verdict: 'ask', code: 'gate_failed' });
+  });
+
+  it('answers nothing for a recording event that throws (it never holds the agent)', async () => {
+    const { out, err } = await run(
+      fakeAdapter('PostToolUse', { record: () => Promise.reject(new Error('disk full')) }),
+    );
+    expect(out).toBe('');
+    expect(err).toContain('disk full');
   });
 });

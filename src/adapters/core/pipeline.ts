@@ -181,6 +181,10 @@ export interface HookAdapter<P extends PayloadBase, L, R> {
 export const GATE_TIMED_OUT =
   'The continuity gate asks a human first: it ran out of time while inspecting this tool call, so it cannot tell whether it is safe.';
 
+/** The reason of a gate that failed before it reached a verdict (an error on its path). */
+export const GATE_FAILED =
+  'The continuity gate asks a human first: it failed while inspecting this tool call, so it cannot tell whether it is safe.';
+
 /** The reason of a gate whose session's pending compaction could not be confirmed in time. */
 export const COMPACTION_UNCONFIRMED =
   'The continuity gate asks a human first: a compaction of this session may have completed, and it could not be confirmed in time, so the gate cannot tell whether writes are held.';
@@ -216,72 +220,81 @@ export function runHookPipeline<P extends PayloadBase, L, R>(
         gateEvent ? adapter.gateOutput({ verdict: 'ask', code: 'gate_failed', reason: timedOut }, p) : '',
       `hook ${name}: ${p.event}: gave up after ${deadlineMs} ms${gateEvent ? '; asking' : ' so the agent is not held up'}`,
     );
-    // 2. project and configuration, under the deadline.
-    const opened = resolved.configure(warn);
-    if (!opened) return; // not a continuity project
-    const { run } = opened;
-    // 4. the session's state, read once (lazily).
-    const session = sessionFiles(opened.state, p.sessionId);
+    // Whatever throws from here on, a gate event answers: an empty answer is the runtime's
+    // `allow`, and a gate that failed has no verdict.
+    try {
+      // 2. project and configuration, under the deadline.
+      const opened = resolved.configure(warn);
+      if (!opened) return; // not a continuity project
+      const { run } = opened;
+      // 4. the session's state, read once (lazily).
+      const session = sessionFiles(opened.state, p.sessionId);
 
-    // 5. a pending boundary confirmed before anything answers from the state (slow path, only then).
-    const settling = adapter.settle?.(run, session);
-    if (settling) {
-      let settled = false;
-      await withinHookDeadline(
-        settling.then((ok) => {
-          settled = ok;
-          session.forget();
-          return '';
-        }),
+      // 5. a pending boundary confirmed before anything answers from the state (slow path, only then).
+      const settling = adapter.settle?.(run, session);
+      if (settling) {
+        let settled = false;
+        await withinHookDeadline(
+          settling.then((ok) => {
+            settled = ok;
+            session.forget();
+            return '';
+          }),
+          deadlineMs - 250,
+          p.event,
+          warn,
+        );
+        if (!settled && gateEvent) {
+          // A compaction may have completed that could not be confirmed in time: the cache does not
+          // know it yet, so what it says is no verdict. Never allow on it.
+          io.stdout.write(
+            adapter.gateOutput({ verdict: 'ask', code: 'state_unknown', reason: COMPACTION_UNCONFIRMED }, p),
+          );
+          return;
+        }
+      }
+
+      // 6. gate
+      if (route.kind === 'gate') {
+        if (adapter.exempt?.(run, p)) return;
+        const ctx = opened.gate; // not spread: that would call the `voice` getter
+        ctx.cached = () => session.gate();
+        const answer = await decideToolCall(p.sessionId, route.tools, ctx);
+        io.stdout.write(adapter.gateOutput(answer, p));
+        return;
+      }
+
+      // 7. observe, then record the boundary step or the activity change.
+      if (adapter.observe) {
+        const out = await adapter.observe(run, session);
+        if (out) io.stdout.write(out);
+      }
+      if (route.kind === 'none') {
+        if (route.line) warn(`hook ${name}: ${route.line}`);
+        return;
+      }
+      const activity = route.activity;
+      if (activity) {
+        // Unchanged or stale activity (a background hook of an earlier event finishing late, see
+        // recordActivity): nothing to record, unless the adapter still wants something of it.
+        const step = activityStep(session.activity(), activity, hookStartMs());
+        if (step !== 'changed' && !adapter.stale?.(run, session, Date.now())) {
+          if (step === 'same') await adapter.sameActivity?.(run, session, activity);
+          return;
+        }
+      }
+      const out = await withinHookDeadline(
+        adapter.record(run, session, activity),
         deadlineMs - 250,
         p.event,
         warn,
       );
-      if (!settled && gateEvent) {
-        // A compaction may have completed that could not be confirmed in time: the cache does not
-        // know it yet, so what it says is no verdict. Never allow on it.
-        io.stdout.write(
-          adapter.gateOutput({ verdict: 'ask', code: 'state_unknown', reason: COMPACTION_UNCONFIRMED }, p),
-        );
-        return;
-      }
-    }
-
-    // 6. gate
-    if (route.kind === 'gate') {
-      if (adapter.exempt?.(run, p)) return;
-      const ctx = opened.gate; // not spread: that would call the `voice` getter
-      ctx.cached = () => session.gate();
-      const answer = await decideToolCall(p.sessionId, route.tools, ctx);
-      io.stdout.write(adapter.gateOutput(answer, p));
-      return;
-    }
-
-    // 7. observe, then record the boundary step or the activity change.
-    if (adapter.observe) {
-      const out = await adapter.observe(run, session);
       if (out) io.stdout.write(out);
-    }
-    if (route.kind === 'none') {
-      if (route.line) warn(`hook ${name}: ${route.line}`);
-      return;
-    }
-    const activity = route.activity;
-    if (activity) {
-      // Unchanged or stale activity (a background hook of an earlier event finishing late, see
-      // recordActivity): nothing to record, unless the adapter still wants something of it.
-      const step = activityStep(session.activity(), activity, hookStartMs());
-      if (step !== 'changed' && !adapter.stale?.(run, session, Date.now())) {
-        if (step === 'same') await adapter.sameActivity?.(run, session, activity);
-        return;
+    } catch (e) {
+      if (gateEvent) {
+        io.stdout.write(adapter.gateOutput({ verdict: 'ask', code: 'gate_failed', reason: GATE_FAILED }, p));
       }
+      throw e;
     }
-    const out = await withinHookDeadline(
-      adapter.record(run, session, activity),
-      deadlineMs - 250,
-      p.event,
-      warn,
-    );
-    if (out) io.stdout.write(out);
   });
 }
