@@ -38,6 +38,8 @@
  */
 
 import { isAbsolute } from 'node:path';
+import { COPILOT_DIALECT } from '../copilot/config.js';
+import { insideCopilot } from '../copilot/inside.js';
 import type { AdapterConfig } from '../core/config.js';
 import type { ToolEvent } from '../core/events.js';
 import { decideGate } from '../core/gate.js';
@@ -264,12 +266,22 @@ function wantsTokens(env: ClaudeCodeEnv, sessionId: string, nowMs: number): bool
  */
 export function runClaudeCodeHook(
   io: HookIo = processIo(),
-  dialect: HookDialect = CLAUDE_CODE_DIALECT,
+  requested: HookDialect = CLAUDE_CODE_DIALECT,
 ): Promise<number> {
-  const name = dialect.runtime;
-  return runHookProcess(io, name, async (warn) => {
+  return runHookProcess(io, requested.runtime, async (warn) => {
     const { buffer, truncated } = await io.readInput();
-    const parsed = parsePayload(buffer, truncated, dialect);
+    let dialect = requested;
+    let parsed = parsePayload(buffer, truncated, dialect);
+    // Copilot CLI runs the hooks of `.claude/settings.json` too: there they speak its dialect.
+    if (
+      parsed.ok &&
+      dialect === CLAUDE_CODE_DIALECT &&
+      insideCopilot(io.env, parsed.payload.sessionId, parsed.local.transcriptPath)
+    ) {
+      dialect = COPILOT_DIALECT;
+      parsed = parsePayload(buffer, truncated, dialect);
+    }
+    const name = dialect.runtime;
     if (!parsed.ok) {
       warn(`hook ${name}: ${parsed.problem}; nothing recorded`);
       return;
