@@ -359,7 +359,8 @@ export function claudeCodeVoice(env: ClaudeCodeEnv, projectDir = env.projectDir)
   };
   // The server init registers is `mcp --runtime claude-code`: it restates for Claude Code's
   // adapter, so another dialect that loads `.mcp.json` (Copilot CLI does) is offered the command.
-  if (env.dialect === CLAUDE_CODE_DIALECT && restateToolRegistered(projectDir))
+  // By name: the recording hooks' bundle holds its own copy of this module (and of the dialect).
+  if (env.dialect.runtime === RUNTIME && restateToolRegistered(projectDir))
     voice.restateTool = MCP_RESTATE_TOOL_NAME;
   return voice;
 }

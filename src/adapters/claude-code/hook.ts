@@ -275,7 +275,7 @@ export function runClaudeCodeHook(
     // Copilot CLI runs the hooks of `.claude/settings.json` too: there they speak its dialect.
     if (
       parsed.ok &&
-      dialect === CLAUDE_CODE_DIALECT &&
+      dialect.runtime === CLAUDE_CODE_DIALECT.runtime &&
       insideCopilot(io.env, parsed.payload.sessionId, parsed.local.transcriptPath)
     ) {
       dialect = COPILOT_DIALECT;
