@@ -153,6 +153,8 @@ describe('the write gate fast path', () => {
         // Copilot CLI's hook entry: its dialect table and its event-log reader (node built-ins only).
         'src/adapters/copilot/config.ts',
         'src/adapters/copilot/hook.ts',
+        // Copilot running the Claude Code hooks: recognised from its hook environment and payload.
+        'src/adapters/copilot/inside.ts',
         'src/adapters/copilot/log.ts',
         // Gemini CLI's hook entry: its dialect table and its conversation-file reader (node built-ins only).
         'src/adapters/gemini/config.ts',

@@ -56,7 +56,8 @@ interface World extends WorldFiles {
   continuity(args: string[]): Promise<Run>;
 }
 
-async function makeWorld(): Promise<World> {
+/** `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads from `.claude/settings.json`). */
+async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World> {
   if (!copilot || !receiver) throw new Error('the Copilot suite did not start (see the beforeAll error)');
   const bin = copilot;
   const root = mkdtempSync(join(tmpdir(), 'copilot-e2e-'));
@@ -80,8 +81,10 @@ async function makeWorld(): Promise<World> {
   });
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
   const cli = continuityCli(project, humanEnv);
-  const init = await cli(['init', 'copilot', '--command', `node ${BIN}`], undefined, env);
-  if (init.status !== 0) throw new Error(`continuity init copilot failed: ${init.stderr}`);
+  for (const runtime of inits) {
+    const init = await cli(['init', runtime, '--command', `node ${BIN}`], undefined, env);
+    if (init.status !== 0) throw new Error(`continuity init ${runtime} failed: ${init.stderr}`);
+  }
   const values = taskValues();
   writeFileSync(
     join(project, '.continuity', 'task.json'),
@@ -299,6 +302,47 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         }
         expect(existsSync(w.file('next.txt'))).toBe(true);
         expect(boundaryIdsOf(sessionRecords(w.ledgerRecords(), sessionId))).toEqual([]);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'with only `init claude-code` (Copilot loads .claude/settings.json): the compaction is confirmed from Copilot’s records, the first write held, a preserved restatement releases it',
+    async () => {
+      const w = await makeWorld(['claude-code']);
+      try {
+        expect(existsSync(w.file('.github/hooks/continuity.json'))).toBe(false);
+        const { server, sessionId } = await compactThenRestate(w, { ...w.values });
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
+        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
+        // Recorded as Copilot's, in the ledger and on the spans.
+        const runtimes = sessionRecords(w.ledgerRecords(), sessionId).map((r) => r.runtime);
+        expect(new Set(runtimes.filter((r) => r !== undefined))).toEqual(new Set(['copilot']));
+        const spans = receiver!.spans.filter(
+          (x) => x.attributes['session.id'] === sessionId && x.name.startsWith('continuity.compaction'),
+        );
+        expect(spans.length).toBeGreaterThan(0);
+        for (const x of spans) expect(x.attributes[ATTR_RUNTIME]).toBe('copilot');
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'with both `init claude-code` and `init copilot`: one boundary per compaction, held once, released by one restatement',
+    async () => {
+      const w = await makeWorld(['claude-code', 'copilot']);
+      try {
+        const { server } = await compactThenRestate(w, { ...w.values });
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
       } finally {
         w.dispose();
       }

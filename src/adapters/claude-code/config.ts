@@ -349,7 +349,8 @@ export function restateToolRegistered(projectDir: string | undefined): boolean {
 
 /**
  * The words' voice for Claude Code: with the restatement tool where the project's `.mcp.json`
- * registers our server (`continuity init claude-code` does), which the words then offer first.
+ * registers our server (`continuity init claude-code` does), which the words then offer first
+ * (Claude Code's dialect only: that server restates for Claude Code).
  */
 export function claudeCodeVoice(env: ClaudeCodeEnv, projectDir = env.projectDir): Voice {
   const voice: Voice = {
@@ -357,6 +358,10 @@ export function claudeCodeVoice(env: ClaudeCodeEnv, projectDir = env.projectDir)
     consequentialTools: env.dialect.consequentialTools,
     restateForm: env.dialect.restateForm,
   };
-  if (restateToolRegistered(projectDir)) voice.restateTool = MCP_RESTATE_TOOL_NAME;
+  // The server init registers is `mcp --runtime claude-code`: it restates for Claude Code's
+  // adapter, so another dialect that loads `.mcp.json` (Copilot CLI does) is offered the command.
+  // By name: the recording hooks' bundle holds its own copy of this module (and of the dialect).
+  if (env.dialect.runtime === RUNTIME && restateToolRegistered(projectDir))
+    voice.restateTool = MCP_RESTATE_TOOL_NAME;
   return voice;
 }

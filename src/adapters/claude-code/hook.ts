@@ -37,6 +37,8 @@
  */
 
 import { isAbsolute } from 'node:path';
+import { COPILOT_DIALECT } from '../copilot/config.js';
+import { insideCopilot } from '../copilot/inside.js';
 import type { GateAnswer } from '../core/events.js';
 import { MCP_RESTATE_TOOL_NAME } from '../core/mcp-names.js';
 import { type HookAdapter, type HookRoute, runHookPipeline, type SessionFiles } from '../core/pipeline.js';
@@ -163,9 +165,50 @@ export function claudeCodeAdapter(
  */
 export function runClaudeCodeHook(
   io: HookIo = processIo(),
-  dialect: HookDialect = CLAUDE_CODE_DIALECT,
+  requested: HookDialect = CLAUDE_CODE_DIALECT,
 ): Promise<number> {
-  return runHookPipeline(io, claudeCodeAdapter(dialect));
+  const adapter = claudeCodeAdapter(requested);
+  return runHookPipeline(
+    io,
+    requested.runtime === CLAUDE_CODE_DIALECT.runtime ? speakingCopilotInside(io, adapter) : adapter,
+  );
+}
+
+type ClaudeCodeAdapter = ReturnType<typeof claudeCodeAdapter>;
+
+/**
+ * Copilot CLI runs the hooks of `.claude/settings.json` too: there they speak its dialect (its
+ * state, its compaction evidence, its answers), decided from the payload and the hook's
+ * environment (../copilot/inside.ts) before any later stage runs, every stage then Copilot's.
+ */
+function speakingCopilotInside(io: HookIo, claude: ClaudeCodeAdapter): ClaudeCodeAdapter {
+  let chosen = claude;
+  return {
+    get name() {
+      return chosen.name;
+    },
+    parse(buffer, truncated) {
+      const parsed = claude.parse(buffer, truncated);
+      if (parsed.ok && insideCopilot(io.env, parsed.payload.sessionId, parsed.local.transcriptPath)) {
+        chosen = claudeCodeAdapter(COPILOT_DIALECT);
+        return chosen.parse(buffer, truncated);
+      }
+      return parsed;
+    },
+    open: (hookIo, payload, local) => chosen.open(hookIo, payload, local),
+    route: (payload) => chosen.route(payload),
+    gateOutput: (answer, payload) => chosen.gateOutput(answer, payload),
+    get timedOutReason() {
+      return chosen.timedOutReason;
+    },
+    settle: (run, session) => chosen.settle?.(run, session),
+    exempt: (run, payload) => chosen.exempt?.(run, payload) ?? false,
+    observe: (run, session) => chosen.observe?.(run, session) ?? Promise.resolve(''),
+    stale: (run, session, nowMs) => chosen.stale?.(run, session, nowMs) ?? false,
+    sameActivity: (run, session, activity) =>
+      chosen.sameActivity?.(run, session, activity) ?? Promise.resolve(),
+    record: (run, session, activity) => chosen.record(run, session, activity),
+  };
 }
 
 /**

@@ -5,5 +5,6 @@
  */
 export { COPILOT_DIALECT, COPILOT_GATED_TOOLS, COPILOT_RUNTIME } from './config.js';
 export { runCopilotHook } from './hook.js';
+export { COPILOT_CLI_ENV, insideCopilot } from './inside.js';
 export { copilotCompactionEvidence, latestCheckpoint, latestCompaction } from './log.js';
 export { runCopilotObserve } from './observe.js';
