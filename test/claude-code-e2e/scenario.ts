@@ -330,7 +330,21 @@ export function expectClean(s: Scenario, extraSecrets: string[] = []): void {
   const cleanAsync = lines.filter((l) =>
     /Hooks: async_hook_\d+ \((PostToolUse|UserPromptSubmit)\b[^)]*\) produced no response payload/.test(l),
   );
-  expect(cleanAsync.length, 'every background hook of ours exited 0').toBe(background.length);
+  // A background hook still running when a `claude -p` process exits is killed without an outcome
+  // line (seen under load on 2.1.332 and 2.1.337; the synchronous Stop records the activity after
+  // it): every outcome logged is the clean one, and at least one background hook logged it.
+  const asyncOutcomes = lines.filter((l) =>
+    /Hooks: async_hook_\d+ \((PostToolUse|UserPromptSubmit)\b/.test(l),
+  );
+  expect(
+    asyncOutcomes.filter(
+      (l) => !cleanAsync.includes(l) && /fail|error|status [1-9]|timed out|non-blocking/i.test(l),
+    ),
+    'no background hook of ours failed',
+  ).toEqual([]);
+  expect(cleanAsync.length, 'background hooks of ours that exited 0').toBeLessThanOrEqual(background.length);
+  if (background.length > 0)
+    expect(cleanAsync.length, 'a background hook of ours exited 0').toBeGreaterThan(0);
   expect(
     ours.filter((l) => !background.includes(l) && !/(finished|completed) with status 0\b/.test(l)),
   ).toEqual([]);
