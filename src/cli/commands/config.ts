@@ -16,8 +16,7 @@ import { projectKey } from '../../authority/seal.js';
 import { signStatement } from '../../authority/signing.js';
 import { InputError } from '../../decision/problems.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
-import { Ledger } from '../../ledger/ledger.js';
-import { atTerminal, certificateRecord, unlockForLedger } from './human.js';
+import { atTerminal, recordNewCertificates, unlockForLedger } from './human.js';
 import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
 
 interface SealFlags extends LedgerFlags {
@@ -71,15 +70,7 @@ export function registerConfig(program: Command): void {
       const body = { project: projectKey(projectDir), configDigest: digest, sealedAt: now, keyId: key.keyId };
       return { key, seal: { ...body, signature: signStatement(configSealStatement(body), key.privateKey) } };
     });
-    if (sealed.key.newCertificates.length > 0) {
-      const ledger = Ledger.open(path, { chainKey: chainKeyOf(opts) });
-      try {
-        await ledger.appendBatch(sealed.key.newCertificates.map(certificateRecord));
-      } finally {
-        await ledger.close();
-      }
-      sealed.key.commitPin();
-    }
+    await recordNewCertificates(sealed.key, path, { chainKey: chainKeyOf(opts) });
     writeConfigSeal(env.stateRoot, projectDir, sealed.seal);
     process.stdout.write(
       `configuration sealed: ${label}, ${relaxed.length} relaxing setting${relaxed.length === 1 ? '' : 's'}, signed by ${sealed.key.keyId}\n`,

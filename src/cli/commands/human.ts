@@ -11,6 +11,7 @@ import { certificatesOf, planPin, writePin } from '../../authority/pin.js';
 import { type KeyCertificate, type PinRead, trustedKeysOf } from '../../authority/trust.js';
 import { NoTerminalError, openTerminal, PromptAbortedError, type Terminal } from '../../authority/tty.js';
 import { readApproverKeyRecords } from '../../ledger/latest.js';
+import { Ledger, type LedgerOptions } from '../../ledger/ledger.js';
 import type { ApproverKeyRecord } from '../../ledger/records.js';
 import { CliError, EXIT } from '../exit-codes.js';
 
@@ -102,4 +103,24 @@ export async function unlockForLedger(
       if (plan.kind === 'extend') writePin(ledgerPath, [...plan.pinned, ...plan.add]);
     },
   };
+}
+
+/**
+ * Appends the certificates a seal's key adds to the ledger's pin, then writes the pin: a seal is
+ * kept beside the state, not on the ledger, so only its key's new certificates are appended
+ * (an approval appends them in one batch with its own record instead).
+ */
+export async function recordNewCertificates(
+  key: HumanKey,
+  ledgerPath: string,
+  options: LedgerOptions,
+): Promise<void> {
+  if (key.newCertificates.length === 0) return;
+  const ledger = Ledger.open(ledgerPath, options);
+  try {
+    await ledger.appendBatch(key.newCertificates.map(certificateRecord));
+  } finally {
+    await ledger.close();
+  }
+  key.commitPin();
 }

@@ -14,8 +14,7 @@ import { signStatement } from '../../authority/signing.js';
 import { InputError } from '../../decision/problems.js';
 import { formatRfc3339Utc } from '../../decision/time.js';
 import { loadDigestKey } from '../../digest/key-file.js';
-import { Ledger } from '../../ledger/ledger.js';
-import { atTerminal, certificateRecord, unlockForLedger } from './human.js';
+import { atTerminal, recordNewCertificates, unlockForLedger } from './human.js';
 import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
 
 interface SealFlags extends LedgerFlags {
@@ -58,15 +57,7 @@ export function registerTask(program: Command): void {
       const body = { project: projectKey(projectDir), decisions, sealedAt: now, keyId: key.keyId };
       return { key, seal: { ...body, signature: signStatement(sealStatement(body), key.privateKey) } };
     });
-    if (sealed.key.newCertificates.length > 0) {
-      const ledger = Ledger.open(path, { chainKey: chainKeyOf(opts) });
-      try {
-        await ledger.appendBatch(sealed.key.newCertificates.map(certificateRecord));
-      } finally {
-        await ledger.close();
-      }
-      sealed.key.commitPin();
-    }
+    await recordNewCertificates(sealed.key, path, { chainKey: chainKeyOf(opts) });
     writeSeal(env.stateRoot, projectDir, sealed.seal);
     process.stdout.write(
       `task record sealed: ${Object.keys(decisions).length} decisions, signed by ${sealed.key.keyId}\n`,
