@@ -10,7 +10,7 @@
  * `session.compaction_complete` (seen: checkpoint 14.112, record stamped 14.161, hook 14.246, log
  * on disk 14.352). A gate that read only the log let that first write through.
  */
-import { existsSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -19,11 +19,18 @@ import {
   PAYMENTS_DECISIONS,
   type Receiver,
   type Run,
-  runCli,
   startReceiver,
   type World,
   writeTaskRecord,
 } from '../claude-code/harness.js';
+import {
+  copilotHook,
+  copilotSessionDir,
+  type GateReply,
+  gateReply,
+  writeCopilotCheckpoint,
+  writeToolCall,
+} from './session.js';
 
 const SESSION = '0c579f57-5803-4fab-a02e-9bb5cdcb3e7a';
 
@@ -44,9 +51,7 @@ afterEach(() => world.dispose());
 
 /** Copilot's session directory in the world's home. */
 function sessionDir(): string {
-  const dir = join(world.root, 'home', '.copilot', 'session-state', SESSION);
-  mkdirSync(join(dir, 'checkpoints'), { recursive: true });
-  return dir;
+  return copilotSessionDir(world, SESSION);
 }
 
 /** An event log line as Copilot writes it (data trimmed to the fields read, plus a secret never read). */
@@ -66,46 +71,24 @@ function writeLog(...lines: string[]): void {
   writeFileSync(join(sessionDir(), 'events.jsonl'), lines.join(''));
 }
 
-/** The checkpoint file Copilot writes when it applies a compaction (the summary, never read). */
 function writeCheckpoint(name = '001-session-0c579f57.md'): string {
-  const path = join(sessionDir(), 'checkpoints', name);
-  writeFileSync(path, '## Summary\nSECRET SUMMARY\n');
-  return path;
+  return writeCopilotCheckpoint(world, SESSION, name);
 }
 
-/** One hook invocation with a payload shaped as Copilot 1.0.102 sends it. */
-function copilotHook(event: string, extra: Record<string, unknown> = {}): Promise<Run> {
-  return runCli(['hook', 'copilot'], {
-    input: JSON.stringify({
-      hook_event_name: event,
-      session_id: SESSION,
-      timestamp: new Date().toISOString(),
-      cwd: world.project,
-      ...extra,
-    }),
-    env: world.env,
-    cwd: world.project,
-  });
+function hook(event: string, extra: Record<string, unknown> = {}): Promise<Run> {
+  return copilotHook(world, SESSION, 'copilot', event, extra, world.env);
 }
 
 function preCompact(): Promise<Run> {
-  return copilotHook('PreCompact', {
+  return hook('PreCompact', {
     transcript_path: join(sessionDir(), 'events.jsonl'),
     trigger: 'auto',
     custom_instructions: '',
   });
 }
 
-/** The gate's answer to Copilot's `create` (a `Write` with its target in `tool_input.path`). */
-async function write(file: string): Promise<{ decision: string; reason: string }> {
-  const r = await copilotHook('PreToolUse', {
-    tool_name: 'Write',
-    tool_input: { path: join(world.project, file), file_text: 'x\n' },
-  });
-  expect(r.status).toBe(0);
-  if (r.stdout.trim() === '') return { decision: 'allow', reason: '' };
-  const out = JSON.parse(r.stdout).hookSpecificOutput;
-  return { decision: out.permissionDecision, reason: out.permissionDecisionReason };
+async function write(file: string): Promise<GateReply> {
+  return gateReply(await hook('PreToolUse', writeToolCall(world, file)));
 }
 
 function boundaries(): string[] {

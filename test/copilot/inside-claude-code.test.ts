@@ -6,7 +6,7 @@
  * transcript its own event log, `COPILOT_CLI=1` in the hook's environment, never a PostCompact
  * or SessionStart(compact)), and the session directory as Copilot writes it.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MCP_SERVER_NAME } from '../../src/adapters/core/mcp-names.js';
@@ -23,6 +23,15 @@ import {
   type World,
   writeTaskRecord,
 } from '../claude-code/harness.js';
+import {
+  copilotHook,
+  copilotSessionDir,
+  type GateReply,
+  gateReply,
+  type HookRuntime,
+  writeCopilotCheckpoint,
+  writeToolCall,
+} from './session.js';
 
 const SESSION = '072cfb3d-5bea-499f-89c3-ee848c6c7cf1';
 
@@ -60,40 +69,23 @@ function copilotEnv(): NodeJS.ProcessEnv {
 }
 
 function sessionDir(): string {
-  const dir = join(world.root, 'home', '.copilot', 'session-state', SESSION);
-  mkdirSync(join(dir, 'checkpoints'), { recursive: true });
-  return dir;
+  return copilotSessionDir(world, SESSION);
 }
 
-/** The checkpoint file Copilot writes as it applies a compaction (the summary, never read). */
 function writeCheckpoint(): void {
-  writeFileSync(join(sessionDir(), 'checkpoints', '001-session-072cfb3d.md'), '## Summary\nSECRET\n');
+  writeCopilotCheckpoint(world, SESSION, '001-session-072cfb3d.md');
 }
 
-/** One hook invocation of `runtime` with a payload shaped as Copilot 1.0.102 sends it. */
 function hookIn(
-  runtime: 'claude-code' | 'copilot',
+  runtime: HookRuntime,
   event: string,
   extra: Record<string, unknown> = {},
   env: NodeJS.ProcessEnv = copilotEnv(),
 ): Promise<Run> {
-  return runCli(['hook', runtime], {
-    input: JSON.stringify({
-      hook_event_name: event,
-      session_id: SESSION,
-      timestamp: new Date().toISOString(),
-      cwd: world.project,
-      ...extra,
-    }),
-    env,
-    cwd: world.project,
-  });
+  return copilotHook(world, SESSION, runtime, event, extra, env);
 }
 
-function preCompact(
-  runtime: 'claude-code' | 'copilot' = 'claude-code',
-  env?: NodeJS.ProcessEnv,
-): Promise<Run> {
+function preCompact(runtime: HookRuntime = 'claude-code', env?: NodeJS.ProcessEnv): Promise<Run> {
   writeFileSync(join(sessionDir(), 'events.jsonl'), '');
   return hookIn(
     runtime,
@@ -103,23 +95,14 @@ function preCompact(
   );
 }
 
-/** The gate's answer to Copilot's `create`, which its hooks see as `Write` with `tool_input.path`. */
+/** The gate's answer to Copilot's `create`, through `runtime`'s hook. */
 async function write(
   file: string,
-  runtime: 'claude-code' | 'copilot' = 'claude-code',
+  runtime: HookRuntime = 'claude-code',
   extra: Record<string, unknown> = {},
   env?: NodeJS.ProcessEnv,
-): Promise<{ decision: string; reason: string }> {
-  const r = await hookIn(
-    runtime,
-    'PreToolUse',
-    { tool_name: 'Write', tool_input: { path: join(world.project, file), file_text: 'x\n' }, ...extra },
-    env,
-  );
-  expect(r.status).toBe(0);
-  if (r.stdout.trim() === '') return { decision: 'allow', reason: '' };
-  const out = JSON.parse(r.stdout).hookSpecificOutput;
-  return { decision: out.permissionDecision, reason: out.permissionDecisionReason };
+): Promise<GateReply> {
+  return gateReply(await hookIn(runtime, 'PreToolUse', { ...writeToolCall(world, file), ...extra }, env));
 }
 
 function boundaryRecords(): Array<Record<string, unknown>> {
