@@ -1,28 +1,8 @@
-// @ts-check
-// What a tool call pays for continuity on the real Codex CLI binary (issue 29), as
-// tool-call.bench.js measures it for Claude Code: one `codex exec` turn of many tool calls (shell
-// commands that read, files written through apply_patch, shell commands that write) driven by our
-// scripted Responses API server, with
-//
-//   a. init's hooks (`continuity init codex`: the gate, the recording and activity hooks, trusted),
-//   b. no hooks at all,
-//   c. no-op command hooks (`true`) on exactly the events and matchers of (a), trusted the same way:
-//      the floor of any hook that is a process,
-//
-// interleaved in one run. Prints, per tool call, the milliseconds (a) and (c) add over (b), and
-// (a)'s ratio to the no-op floor. Codex has one shell tool for reading and writing, so every shell
-// command reaches the gate (its matcher is the tool's name).
-//
-// The binary, the scripted server and the hook trust are the tests' and the adapter's own, bundled
-// here with esbuild (a devDependency). The binary is installed into the peer cache when missing.
-//
-// Run: npm run bench (builds first), or node bench/run.js tool-call-codex after `npm run build`.
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { bundleSupport, run } from './tool-call-support.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
 const READS = 10;
@@ -35,41 +15,11 @@ const work = mkdtempSync(join(tmpdir(), 'tool-call-codex-bench-'));
 
 /** The tests' scripted server, peer installer and Codex config, and the adapter's trust hash, bundled. */
 async function support() {
-  const out = join(work, 'support.mjs');
-  await build({
-    stdin: {
-      contents: [
-        "export { startResponsesServer } from './test/support/responses-server.ts';",
-        "export { ensureNpmPeer, PEERS } from './test/support/peers.ts';",
-        "export { trustKey, trustedHash } from './src/adapters/codex/trust.ts';",
-      ].join('\n'),
-      resolveDir: ROOT,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: out,
-    logLevel: 'warning',
-  });
-  return import(pathToFileURL(out).href);
-}
-
-/** Runs a command to its end. @param {string} cmd @param {string[]} args @param {{ env: NodeJS.ProcessEnv, cwd: string }} o */
-function run(cmd, args, o) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...o, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return bundleSupport(work, [
+    "export { startResponsesServer } from './test/support/responses-server.ts';",
+    "export { ensureNpmPeer, PEERS } from './test/support/peers.ts';",
+    "export { trustKey, trustedHash } from './src/adapters/codex/trust.ts';",
+  ]);
 }
 
 /** A project with a task record and files to read. */

@@ -1,26 +1,8 @@
-// @ts-check
-// What a tool call pays for continuity on the real Claude Code binary (issue 29): one turn of many
-// tool calls (read-only and writing mixed) driven by our scripted Anthropic server, with
-//
-//   a. init's settings (`continuity init claude-code`: the gate, the recording and activity hooks),
-//   b. no hooks at all,
-//   c. no-op command hooks (`true`) on exactly the events and matchers of (a): the floor of any
-//      hook that is a process,
-//
-// interleaved in one run (the machine is shared and noisy). Prints, per tool call, the
-// milliseconds (a) and (c) add over (b), and (a)'s ratio to the no-op floor. Goal: ≤ 1.5×.
-//
-// The binary and the scripted server are the tests' own (test/support), bundled here with esbuild
-// (a devDependency) so the bench needs no TypeScript loader. The binary is installed into the peer
-// cache when missing, as `npm test` does.
-//
-// Run: npm run bench (builds first), or node bench/run.js tool-call after `npm run build`.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { bundleSupport, run } from './tool-call-support.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
 const READS = 10;
@@ -33,38 +15,10 @@ const work = mkdtempSync(join(tmpdir(), 'tool-call-bench-'));
 
 /** The tests' scripted server and peer installer, bundled to one ES module. */
 async function support() {
-  const out = join(work, 'support.mjs');
-  await build({
-    stdin: {
-      contents:
-        "export { startAnthropicServer } from './test/support/anthropic-server.ts';\nexport { ensureNpmPeer, PEERS } from './test/support/peers.ts';\n",
-      resolveDir: ROOT,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: out,
-    logLevel: 'warning',
-  });
-  return import(pathToFileURL(out).href);
-}
-
-/** Runs a command to its end; resolves with its exit code and output. @param {string} cmd @param {string[]} args @param {{ env: NodeJS.ProcessEnv, cwd: string }} o */
-function run(cmd, args, o) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...o, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return bundleSupport(work, [
+    "export { startAnthropicServer } from './test/support/anthropic-server.ts';",
+    "export { ensureNpmPeer, PEERS } from './test/support/peers.ts';",
+  ]);
 }
 
 /** A project with `settings` as .claude/settings.json (null: no file), a task record and files to read. */
