@@ -25,7 +25,7 @@ import {
   type World,
   writeTaskRecord,
 } from '../claude-code/harness.js';
-import { atTerminal, ensureTerminalTools, withApproverKey } from '../support/human.js';
+import { atTerminal, ensureTerminalTools, humanSealsConfig, withApproverKey } from '../support/human.js';
 import { BIN } from '../support/world.js';
 
 let receiver: Receiver;
@@ -51,14 +51,11 @@ function agentWritesConfig(world: World, config: unknown): void {
 
 /** The human seals the configuration as it stands, at a terminal, with the passphrase. */
 async function humanSeals(world: World): Promise<string> {
-  const env = withApproverKey(world.shellEnv, dirname(world.project));
-  world.shellEnv = env;
-  const r = await atTerminal(process.execPath, [BIN, 'config', 'seal'], { env, cwd: world.project });
-  expect(r.status, r.stdout).toBe(0);
-  expect(r.stdout).toMatch(
+  const said = await humanSealsConfig(world);
+  expect(said).toMatch(
     /configuration sealed: \.continuity\/config\.json, \d+ relaxing settings?, signed by ed25519:[0-9a-f]{32}/,
   );
-  return r.stdout;
+  return said;
 }
 
 async function observe(world: World, sessionId: string, decisions: Record<string, unknown>) {

@@ -17,6 +17,7 @@ import { resolveEnv } from '../../src/adapters/core/config.js';
 import { decideGate } from '../../src/adapters/core/gate.js';
 import { gateFile, stateDirOf } from '../../src/adapters/core/state.js';
 import { ATTR_EVIDENCE_MISSING, ATTR_SESSION_ID } from '../../src/otel/semconv.js';
+import { humanSealsConfig } from '../support/human.js';
 import {
   compact,
   gate,
@@ -401,7 +402,9 @@ describe('approvals through the agent’s shell', () => {
   });
 
   it('refuses a command whose program is chosen at run time while a boundary is unresolved, even where the policy asks', async () => {
-    const w = fresh({ CONTINUITY_GATE_POLICY: 'conflicting=ask' });
+    const w = fresh();
+    // The policy that asks is the human's: a sealed configuration (the environment only tightens).
+    await humanSealsConfig(w, { gate: { policy: { conflicting: 'ask' } } });
     const sid = 'hidden-approve';
     await hook(w, sid, 'SessionStart', { source: 'startup' });
     await compact(w, sid);

@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { armWatchdog, type HookIo } from '../../src/adapters/core/process.js';
 import { gateFile, sessionDir, stateDirOf } from '../../src/adapters/core/state.js';
+import { humanSealsConfig } from '../support/human.js';
 import {
   BIN,
   compact,
@@ -331,10 +332,11 @@ describe('tools the gate does not know', () => {
     for (const tool of UNKNOWN) expect((await gate(w, sid, tool, {})).decision, tool).toBe('allow');
   });
 
-  it('follows gate.unknownTools (CONTINUITY_GATE_UNKNOWN_TOOLS): deny, or allow', async () => {
+  it('follows gate.unknownTools: deny from the environment; allow only from the sealed file', async () => {
+    // The environment tightens (deny) but cannot relax (allow would be milder than the default ask).
     for (const [policy, expected] of [
       ['deny', 'deny'],
-      ['allow', 'allow'],
+      ['allow', 'ask'],
     ] as const) {
       const w = fresh({ CONTINUITY_GATE_UNKNOWN_TOOLS: policy });
       await compact(w, 'unknown-policy');
@@ -342,6 +344,10 @@ describe('tools the gate does not know', () => {
       w.dispose();
       world = undefined;
     }
+    const w = fresh();
+    await humanSealsConfig(w, { gate: { unknownTools: 'allow' } });
+    await compact(w, 'unknown-policy');
+    expect((await gate(w, 'unknown-policy', 'mcp__x__y', {})).decision).toBe('allow');
   });
 });
 

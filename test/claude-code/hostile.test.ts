@@ -12,6 +12,7 @@ import {
   SPAN_ACTIVITY,
   SPAN_COMPACTION_PRE,
 } from '../../src/otel/semconv.js';
+import { humanSealsConfig } from '../support/human.js';
 import {
   compact,
   gate,
@@ -258,9 +259,11 @@ describe('the gate guards the evidence', () => {
   });
 
   it('follows a configured policy: conflicting asks instead of denying', async () => {
-    const world = makeWorld(receiver.endpoint, { CONTINUITY_GATE_POLICY: 'conflicting=ask' });
+    const world = makeWorld(receiver.endpoint);
     const sid = 'policy-1';
     try {
+      // A milder policy is obeyed only as the human sealed it (the environment only tightens).
+      await humanSealsConfig(world, { gate: { policy: { conflicting: 'ask' } } });
       writeTaskRecord(world, DECISIONS);
       await compact(world, sid);
       await runCli(

@@ -123,7 +123,7 @@ describe('policy', () => {
 });
 
 describe('configuration', () => {
-  it('reads the project file and lets CONTINUITY_* variables win; bad values become warnings', () => {
+  it('reads the project file, lets CONTINUITY_* variables tighten it, and turns bad values into warnings', () => {
     mkdirSync(join(dir, '.continuity'));
     writeFileSync(
       join(dir, '.continuity', 'config.json'),
@@ -135,7 +135,7 @@ describe('configuration', () => {
     );
     const env = {
       CONTINUITY_OTLP_PROTOCOL: 'http/protobuf',
-      CONTINUITY_GATE_POLICY: 'unverified=ask',
+      CONTINUITY_GATE_POLICY: 'unverified=ask,preserved=ask',
       CONTINUITY_OTLP_HEADERS: 'authorization=Bearer x',
     };
     const { config, warnings } = loadConfig(dir, env);
@@ -144,39 +144,73 @@ describe('configuration', () => {
     expect(config.taskRecordPath).toBe(join(dir, 'docs', 'task.json'));
     // The file's relaxations wait for the human's seal: until then the strict defaults hold for
     // them (the file's tools added to the default list, its milder verdict dropped); the
-    // environment, the human's launch of the runtime, applies on top as before.
+    // environment applies on top only where it tightens (preserved=ask), never where it would
+    // relax (unverified=ask, milder than the default deny).
     expect(config.gate.tools).toEqual(['Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'Bash', 'PowerShell']);
-    expect(config.gate.policy).toEqual({ unverified: 'ask' });
+    expect(config.gate.policy).toEqual({ preserved: 'ask' });
     expect(config.unsealed?.relaxations.map((r) => r.setting)).toEqual([
       'gate.tools',
       'gate.policy.conflicting',
     ]);
     expect(config.unsealed?.gate.tools).toEqual(['Write', 'Bash']);
-    expect(config.unsealed?.gate.policy).toEqual({ conflicting: 'ask', unverified: 'ask' });
+    expect(config.unsealed?.gate.policy).toEqual({ conflicting: 'ask', preserved: 'ask' });
     expect(exported.config.tracesUrl).toBe('http://collector:4318/v1/traces');
     expect(exported.config.protocol).toBe('http/protobuf');
     expect(exported.config.timeoutMs).toBe(1500);
     expect(exported.config.headers).toEqual({ 'x-token': 't', authorization: 'Bearer x' });
     expect(warnings.join('\n')).toMatch(/gate\.policy\.bogus: unknown state/);
+    expect(warnings.join('\n')).toMatch(
+      /CONTINUITY_GATE_POLICY unverified: would relax the gate, and the environment can only tighten it .*continuity config seal.*; ignored/,
+    );
     expect(warnings.join('\n')).toMatch(/gate\.policy\.dropped: expected allow, ask or deny/);
     expect(exported.warnings.join('\n')).toMatch(/timeoutMs: expected an integer/);
   });
 
-  it('a file relaxation the environment overrides waits for no seal; the others still do', () => {
+  it('the environment only tightens: it adds gated tools and stricter verdicts, and a relaxing variable is ignored', () => {
     mkdirSync(join(dir, '.continuity'), { recursive: true });
     writeFileSync(
       join(dir, '.continuity', 'config.json'),
       JSON.stringify({ gate: { tools: ['Write'], unknownTools: 'allow', policy: { dropped: 'allow' } } }),
     );
-    const { config } = loadConfig(dir, {
-      CONTINUITY_GATE_TOOLS: 'Write,Bash',
-      CONTINUITY_GATE_POLICY: 'dropped=ask',
+    // An agent that can write the runtime's settings (Claude Code's `env`) must not relax the gate
+    // through them: each of these would, and each is ignored with its variable named.
+    const relaxing = loadConfig(dir, {
+      CONTINUITY_GATE_TOOLS: 'None',
+      CONTINUITY_GATE_POLICY: 'conflicting=allow,unverified/pre_snapshot_missing=allow',
+      CONTINUITY_GATE_UNKNOWN_TOOLS: 'allow',
     });
-    expect(config.gate.tools).toEqual(['Write', 'Bash']);
-    expect(config.gate.policy).toEqual({ dropped: 'ask' });
-    expect(config.gate.unknownTools).toBe('ask');
-    expect(config.unsealed?.relaxations.map((r) => r.setting)).toEqual(['gate.unknownTools']);
-    expect(config.unsealed?.gate.unknownTools).toBe('allow');
+    const strictTools = ['Edit', 'Write', 'MultiEdit', 'NotebookEdit', 'Bash', 'PowerShell'];
+    // `None` joins the list (a name no tool has); it takes none away.
+    expect(relaxing.config.gate.tools).toEqual([...strictTools, 'None']);
+    expect(relaxing.config.gate.policy).toEqual({});
+    expect(relaxing.config.gate.unknownTools).toBe('ask');
+    const said = relaxing.warnings.join('\n');
+    for (const name of [
+      'CONTINUITY_GATE_TOOLS',
+      'CONTINUITY_GATE_POLICY conflicting',
+      'CONTINUITY_GATE_POLICY unverified/pre_snapshot_missing',
+    ]) {
+      expect(said).toContain(`${name}: would relax the gate`);
+    }
+    // Under the file's sealed settings the same variables relax nothing either.
+    expect(relaxing.config.unsealed?.gate.tools).toEqual(['Write', 'None']);
+    expect(relaxing.config.unsealed?.gate.policy).toEqual({ dropped: 'allow' });
+    expect(relaxing.config.unsealed?.gate.unknownTools).toBe('allow');
+
+    // Tightening variables apply, over the strict defaults and over the file as sealed.
+    const { config } = loadConfig(dir, {
+      CONTINUITY_GATE_TOOLS: 'Write,Bash,mcp__db__query',
+      CONTINUITY_GATE_POLICY: 'dropped=ask,preserved=ask',
+      CONTINUITY_GATE_UNKNOWN_TOOLS: 'deny',
+    });
+    expect(config.gate.tools).toEqual([...strictTools, 'mcp__db__query']);
+    // dropped=ask is milder than the default deny: ignored while the file is not sealed.
+    expect(config.gate.policy).toEqual({ preserved: 'ask' });
+    expect(config.gate.unknownTools).toBe('deny');
+    expect(config.unsealed?.relaxations.map((r) => r.setting)).toEqual(['gate.tools', 'gate.policy.dropped']);
+    expect(config.unsealed?.gate.tools).toEqual(['Write', 'Bash', 'mcp__db__query']);
+    expect(config.unsealed?.gate.policy).toEqual({ dropped: 'ask', preserved: 'ask' });
+    expect(config.unsealed?.gate.unknownTools).toBe('deny');
   });
 
   it('defaults to a local continuity serve, JSON encoding, the gated tools (PowerShell too), export on', () => {

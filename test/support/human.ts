@@ -6,7 +6,7 @@
  * without the passphrase.
  */
 import { createPrivateKey } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,8 @@ import { type Run, run } from './processes.js';
 export const HUMAN_PASSPHRASE = 'correct horse battery staple';
 
 const HELPER = join(dirname(fileURLToPath(import.meta.url)), 'human-at-tty.py');
+/** The CLI, as the human runs it. */
+const CLI = fileURLToPath(new URL('../../bin/continuity.js', import.meta.url));
 
 /** Python 3 runs the pseudo-terminal; installed by the set-up when missing. */
 export function ensureTerminalTools(): Promise<void> {
@@ -88,4 +90,25 @@ export function atTerminal(
     env: options.env,
     cwd: options.cwd,
   });
+}
+
+/**
+ * The human writes `config` as the project's `.continuity/config.json` and seals it at a terminal
+ * (`continuity config seal`, passphrase typed), so its relaxations are obeyed. `world.shellEnv`
+ * gains the approver key store. Returns the command's transcript.
+ */
+export async function humanSealsConfig(
+  world: { project: string; shellEnv: NodeJS.ProcessEnv },
+  config?: unknown,
+): Promise<string> {
+  if (config !== undefined) {
+    mkdirSync(join(world.project, '.continuity'), { recursive: true });
+    writeFileSync(join(world.project, '.continuity', 'config.json'), JSON.stringify(config));
+  }
+  await ensureTerminalTools();
+  const env = withApproverKey(world.shellEnv, dirname(world.project));
+  world.shellEnv = env;
+  const r = await atTerminal(process.execPath, [CLI, 'config', 'seal'], { env, cwd: world.project });
+  if (r.status !== 0) throw new Error(`continuity config seal exited ${r.status}: ${r.stdout}`);
+  return r.stdout;
 }

@@ -130,6 +130,19 @@ export function isPolicyKey(key: string): boolean {
   return slash === -1 || (ALL_REASONS as readonly string[]).includes(key.slice(slash + 1));
 }
 
+/**
+ * `policy` spelled out for every state and every state and reason, each with the verdict
+ * {@link policyVerdict} gives it: a floor no layer on top of `policy` may go below.
+ */
+function everyVerdict(policy: GatePolicy): GatePolicy {
+  const out: Record<string, GateVerdict> = {};
+  for (const state of CONTINUITY_STATES) {
+    out[state] = policy[state] ?? DEFAULT_GATE_POLICY[state] ?? 'deny';
+    for (const reason of ALL_REASONS) out[`${state}/${reason}`] = policyVerdict(policy, state, reason);
+  }
+  return out;
+}
+
 /** True when `value` is a gate verdict. */
 export function isGateVerdict(value: unknown): value is GateVerdict {
   return typeof value === 'string' && (GATE_VERDICTS as readonly string[]).includes(value);
@@ -343,7 +356,7 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
   // human's seal, so until that is checked the strict default stands for it.
   let fileUnknown: GateVerdict = 'ask';
   if (isGateVerdict(gateRaw.unknownTools)) fileUnknown = gateRaw.unknownTools;
-  else if (gateRaw.unknownTools !== undefined && env.gateUnknownTools === undefined)
+  else if (gateRaw.unknownTools !== undefined)
     warnings.push(`${fileLabel}.gate.unknownTools: expected allow, ask or deny; using ask`);
   let protectContinuityFiles = true;
   if (typeof gateRaw.protectContinuityFiles === 'boolean') {
@@ -352,10 +365,7 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
     warnings.push(`${fileLabel}.gate.protectContinuityFiles: expected true or false; using true`);
   }
   const fromFile: GateSettings = {
-    // Under an environment override the file's list is not used, so not warned about either.
-    tools:
-      readTools(gateRaw.tools, `${fileLabel}.gate.tools`, env.gateTools === undefined ? warnings : []) ??
-      defaults.gatedTools,
+    tools: readTools(gateRaw.tools, `${fileLabel}.gate.tools`, warnings) ?? defaults.gatedTools,
     policy: readPolicy(gateRaw.policy, `${fileLabel}.gate.policy`, warnings),
     unknownTools: fileUnknown,
     protectContinuityFiles,
@@ -366,32 +376,42 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
     unknownTools: 'ask',
     protectContinuityFiles: true,
   };
-  // The environment (the human's launch of the runtime) applies on top, as before.
+  // The environment applies on top, but only where it tightens: a runtime may take variables from
+  // a settings file the agent can write (Claude Code's `env`), so relaxing the gate takes the
+  // sealed file. A variable that would relax is ignored, with a warning naming it.
   const envTools = readTools(env.gateTools, ENV.gateTools, warnings);
   const envPolicy = env.gatePolicy !== undefined ? readPolicy(env.gatePolicy, ENV.gatePolicy, warnings) : {};
   let envUnknown: GateVerdict | undefined;
   if (isGateVerdict(env.gateUnknownTools)) envUnknown = env.gateUnknownTools;
   else if (env.gateUnknownTools !== undefined)
-    warnings.push(`${ENV.gateUnknownTools}: expected allow, ask or deny; using ask`);
-  // A relaxation the environment overrides anyway waits for no seal.
-  const overridden = (setting: string): boolean =>
-    (setting === 'gate.tools' && envTools !== undefined) ||
-    (setting === 'gate.unknownTools' && env.gateUnknownTools !== undefined) ||
-    (setting.startsWith('gate.policy.') && Object.hasOwn(envPolicy, setting.slice('gate.policy.'.length)));
-  const relaxations = isRecord(doc.gate)
-    ? relaxationsOf(fromFile, strict).filter((r) => !overridden(r.setting))
-    : [];
-  const withEnv = (g: GateSettings): GateConfig => ({
+    warnings.push(`${ENV.gateUnknownTools}: expected allow, ask or deny; ignored`);
+  // The environment over settings `g`, and the floor it may not go below: `g` itself.
+  const layer = (g: GateSettings): GateSettings => ({
     tools: envTools ?? g.tools,
     policy: { ...g.policy, ...envPolicy },
+    unknownTools: envUnknown ?? g.unknownTools,
     protectContinuityFiles: g.protectContinuityFiles,
-    unknownTools: envUnknown ?? (env.gateUnknownTools !== undefined ? 'ask' : g.unknownTools),
   });
+  const floor = (g: GateSettings): GateSettings => ({ ...g, policy: everyVerdict(g.policy) });
+  const withEnv = (g: GateSettings): GateConfig => tightenGate(layer(g), floor(g));
+  const relaxations = isRecord(doc.gate) ? relaxationsOf(withEnv(fromFile), strict) : [];
   const gate = withEnv(relaxations.length > 0 ? tightenGate(fromFile, strict) : fromFile);
   const unsealed: UnsealedConfig | undefined =
     relaxations.length > 0
       ? { relaxations, gate: withEnv(fromFile), document: doc, label: fileLabel }
       : undefined;
+  // Named against the file's own settings: what the variable would have done there.
+  for (const { setting } of relaxationsOf(layer(fromFile), floor(fromFile))) {
+    const name =
+      setting === 'gate.tools'
+        ? ENV.gateTools
+        : setting === 'gate.unknownTools'
+          ? ENV.gateUnknownTools
+          : `${ENV.gatePolicy} ${setting.slice('gate.policy.'.length)}`;
+    warnings.push(
+      `${name}: would relax the gate, and the environment can only tighten it (relax it in ${fileLabel} and seal that with \`continuity config seal\`); ignored`,
+    );
+  }
 
   return {
     config: {
