@@ -244,6 +244,52 @@ describe('continuity config seal', () => {
   });
 });
 
+describe('continuity status and the configuration', () => {
+  it('shows an unsealed relaxation at once, before any compaction records it, and a sealed one as sealed', async () => {
+    const world = freshWorld();
+    try {
+      const status = async (json: boolean) => {
+        const r = await runCli(['status', ...(json ? ['--json'] : [])], {
+          env: world.shellEnv,
+          cwd: world.project,
+        });
+        expect(r.status, r.stderr).toBe(0);
+        return r.stdout;
+      };
+      // Nothing relaxed: no word of the configuration.
+      expect(await status(false)).not.toContain('configuration:');
+      agentWritesConfig(world, { gate: { tools: ['None'], policy: { conflicting: 'allow' } } });
+      const line = await status(false);
+      expect(line).toMatch(
+        /^configuration: The configuration \.continuity\/config\.json relaxes the gate \(gate\.tools/m,
+      );
+      expect(line).toContain('(config_changed): the strict defaults apply');
+      expect(line).toContain('continuity config seal');
+      const unsealed = JSON.parse(await status(true)).config;
+      expect(unsealed).toMatchObject({
+        file: '.continuity/config.json',
+        sealed: false,
+        reason: 'config_changed',
+      });
+      expect(unsealed.relaxations.map((r: { setting: string }) => r.setting)).toEqual([
+        'gate.tools',
+        'gate.policy.conflicting',
+      ]);
+      // No compaction happened: the ledger holds no word of it yet; status said it anyway.
+      const recorded = existsSync(world.ledger) ? ledgerRecords(world) : [];
+      expect(recorded.filter((r) => r.reason === 'config_changed')).toEqual([]);
+
+      await humanSeals(world);
+      expect(await status(false)).not.toContain('configuration:');
+      const sealed = JSON.parse(await status(true)).config;
+      expect(sealed).toMatchObject({ sealed: true });
+      expect(sealed.reason).toBeUndefined();
+    } finally {
+      world.dispose();
+    }
+  });
+});
+
 describe('a configuration the human sealed', () => {
   it('is obeyed (conflicting routed to ask; Bash left ungated); edited by the agent afterwards, it is not', async () => {
     const world = freshWorld();

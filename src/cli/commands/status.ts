@@ -4,6 +4,9 @@
  * it. Read-only unless `--receipt`. See docs/ledger.md.
  */
 import type { Command } from 'commander';
+import { DEFAULT_GATED_TOOLS } from '../../adapters/claude-code/config.js';
+import { loadConfig, resolveEnv } from '../../adapters/core/config.js';
+import { CONFIG_CHANGED, configChangedWords, sealedConfig } from '../../adapters/core/config-seal.js';
 import type { Classification } from '../../classify/classify.js';
 import type { ChainKey } from '../../ledger/chain.js';
 import type { ActivityEvidence, BoundaryEvidence } from '../../ledger/evidence.js';
@@ -105,6 +108,35 @@ function warnUnlessSpotChecked(
   }
 }
 
+/** The project's configuration when it relaxes the write gate: whether the human's seal holds. */
+interface ConfigNote {
+  file: string;
+  sealed: boolean;
+  relaxations: ReadonlyArray<{ setting: string; effect: string }>;
+  /** Why the relaxations are not obeyed (`config_changed`), when they are not. */
+  message?: string;
+}
+
+/**
+ * The configuration of the project in the current directory, checked now against its seal, so
+ * an unsealed relaxation is seen at once (the ledger records it only at the next compaction).
+ * Named against Claude Code's gated tools, the longest list, as `config seal` does.
+ */
+function configNote(ledgerPath: string): ConfigNote | undefined {
+  const env = resolveEnv({ ...process.env, CONTINUITY_LEDGER: ledgerPath });
+  const { config } = loadConfig(process.cwd(), env, { runtime: 'cli', gatedTools: DEFAULT_GATED_TOOLS });
+  const unsealed = config.unsealed;
+  if (!unsealed) return undefined;
+  const { check } = sealedConfig(config);
+  const sealed = check?.kind === 'sealed';
+  return {
+    file: unsealed.label,
+    sealed,
+    relaxations: unsealed.relaxations,
+    ...(!sealed && check && { message: configChangedWords(unsealed, check) }),
+  };
+}
+
 /** Registers `continuity status`. */
 export function registerStatus(program: Command): void {
   const cmd = program
@@ -146,10 +178,19 @@ export function registerStatus(program: Command): void {
         }
       }
     }
+    const configured = configNote(path);
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify({ ledger: path, sessions: rows.map(rowJson) }, null, 2)}\n`);
+      const doc = {
+        ledger: path,
+        sessions: rows.map(rowJson),
+        ...(configured && {
+          config: { ...configured, ...(!configured.sealed && { reason: CONFIG_CHANGED }) },
+        }),
+      };
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
       return;
     }
+    if (configured?.message) process.stdout.write(`configuration: ${configured.message}\n`);
     if (rows.length === 0) {
       process.stdout.write(
         opts.session !== undefined
