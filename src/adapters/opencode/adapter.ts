@@ -58,9 +58,12 @@ export const ASK_PREFIX =
   'Stopped by the continuity gate: a human must confirm this first, and an OpenCode plugin cannot ask them. ' +
   'Tell the human what you want to do and why, and wait: they can do it themselves, or change the gate policy in .continuity/config.json.';
 
-/** The gate's reason when it cannot decide and the session's last boundary is unresolved. */
+/**
+ * The gate's reason when it could not reach a verdict (an error on its way, or its deadline): the
+ * call is stopped, since silence would let it run on evidence nobody read.
+ */
 export const GATE_FAILED =
-  'Stopped by the continuity gate: it could not check this session just now, and its last compaction is not resolved. Retry; ask the human if this repeats.';
+  'Stopped by the continuity gate: it could not check this tool call just now, so it cannot tell whether it is safe. Retry; ask the human if this repeats.';
 
 /** Bus events the adapter reads; the rest (deltas, diffs, file events) are not even queued. */
 const READ_EVENTS: ReadonlySet<string> = new Set([
@@ -99,6 +102,9 @@ export function boundaryNote(
 }
 
 const newBoundaryId = () => coreBoundaryId('oc');
+
+/** What the gate's deadline resolves to. */
+const TIMED_OUT: unique symbol = Symbol('timed out');
 
 /** A promise that settles after `ms` (never keeping the process alive). */
 function delay(ms: number): Promise<void> {
@@ -331,13 +337,24 @@ export function createContinuityHooks(input: PluginInput, deps: AdapterDeps = {}
             warn,
             launch,
           };
-          message = gateMessage(await decideToolCall(id, toolEvents(inp.tool, out?.args), ctx));
+          // OpenCode awaits this hook with no time limit of its own: a step that never settled
+          // (a lock, a file) would hold the tool call, and the agent, for ever. Past the deadline
+          // the call is stopped.
+          const answer: GateAnswer | typeof TIMED_OUT = await Promise.race([
+            decideToolCall(id, toolEvents(inp.tool, out?.args), ctx),
+            delay(env.hookDeadlineMs).then((): typeof TIMED_OUT => TIMED_OUT),
+          ]);
+          if (answer === TIMED_OUT) {
+            warn(`gate: no verdict within ${env.hookDeadlineMs} ms; the call is stopped`);
+            message = GATE_FAILED;
+          } else {
+            message = gateMessage(answer);
+          }
         }
       } catch (e) {
         warn(`gate: ${(e as Error).message?.split('\n')[0]}`);
-        // Never open on unknown evidence: with an unresolved boundary cached, stop the call.
-        const b = typeof inp?.sessionID === 'string' ? readGateState(state, inp.sessionID)?.boundary : null;
-        if (b && !isHealthy(b.state)) message = GATE_FAILED;
+        // Never open on unknown evidence: a gate that failed on its way to a verdict stops the call.
+        message = GATE_FAILED;
       }
       if (message !== undefined) throw new Error(message);
     },
