@@ -218,8 +218,14 @@ export interface Sample {
 }
 
 /** Runs an instant query; throws with Prometheus's error text when it is rejected. */
-export async function instantQuery(prom: PrometheusProcess, query: string): Promise<Sample[]> {
-  const r = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
+export async function instantQuery(
+  prom: PrometheusProcess,
+  query: string,
+  /** The evaluation time, in seconds since the epoch. Default: now, as Prometheus sees it. */
+  at?: number,
+): Promise<Sample[]> {
+  const time = at !== undefined ? `&time=${at}` : '';
+  const r = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}${time}`);
   const body = (await r.json()) as {
     status: string;
     error?: string;
