@@ -393,7 +393,9 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
     protectContinuityFiles: g.protectContinuityFiles,
   });
   const floor = (g: GateSettings): GateSettings => ({ ...g, policy: everyVerdict(g.policy) });
-  const withEnv = (g: GateSettings): GateConfig => tightenGate(layer(g), floor(g));
+  const envSays = envTools !== undefined || Object.keys(envPolicy).length > 0 || envUnknown !== undefined;
+  // With no variable set (the usual case, and the gate's fast path) there is nothing to layer.
+  const withEnv = (g: GateSettings): GateConfig => (envSays ? tightenGate(layer(g), floor(g)) : g);
   const relaxations = isRecord(doc.gate) ? relaxationsOf(withEnv(fromFile), strict) : [];
   const gate = withEnv(relaxations.length > 0 ? tightenGate(fromFile, strict) : fromFile);
   const unsealed: UnsealedConfig | undefined =
@@ -401,7 +403,7 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
       ? { relaxations, gate: withEnv(fromFile), document: doc, label: fileLabel }
       : undefined;
   // Named against the file's own settings: what the variable would have done there.
-  for (const { setting } of relaxationsOf(layer(fromFile), floor(fromFile))) {
+  for (const { setting } of envSays ? relaxationsOf(layer(fromFile), floor(fromFile)) : []) {
     const name =
       setting === 'gate.tools'
         ? ENV.gateTools
