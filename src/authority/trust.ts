@@ -198,11 +198,30 @@ export function readPin(ledgerPath: string): PinRead {
  * two are written together by a human's command; when they disagree (a certificate of one is not
  * the other's, or the pin names more than the ledger holds) nothing is trusted and the break is
  * reported as `approver_key_changed`. An unreadable pin trusts nothing either. Never throws.
+ *
+ * `roots` (from `approverRootsOf`, ./patterns.ts) anchors the chain outside the ledger: when given, the
+ * chain counts only if its first key is one of them. The ledger and its pin are files the agent
+ * can write whole (its own first key, a forged history); the environment a runtime was started
+ * with is not, for as long as that runtime runs.
  */
 export function trustedKeysOf(
   ledgerPath: string,
   ledgerCertificates: readonly unknown[],
+  roots: readonly string[] = [],
 ): TrustedKeys & { pin: PinRead['kind'] } {
+  const first = ledgerCertificates[0] as Partial<KeyCertificate> | undefined;
+  if (roots.length > 0 && first !== undefined && !roots.includes(String(first?.keyId))) {
+    const keyId = typeof first?.keyId === 'string' ? first.keyId : '?';
+    return {
+      ...NO_KEYS,
+      pin: readPin(ledgerPath).kind,
+      broken: {
+        index: 0,
+        keyId,
+        message: `${KEY_CHANGED}: the ledger's first approver key ${keyId} is not one this run trusts (CONTINUITY_APPROVER_KEYS); no approval counts until a human looks`,
+      },
+    };
+  }
   const pin = readPin(ledgerPath);
   if (pin.kind === 'unreadable') {
     return {

@@ -23,7 +23,7 @@ export interface ApprovalAudit {
 }
 
 /** Audits every approval of the ledger at `ledgerPath` (one scan). */
-export function auditApprovals(ledgerPath: string): ApprovalAudit {
+export function auditApprovals(ledgerPath: string, approverRoots: readonly string[] = []): ApprovalAudit {
   const fd = openNoFollow(ledgerPath, constants.O_RDONLY);
   const approvals: Array<Record<string, unknown>> = [];
   const keyRecords: Array<Record<string, unknown>> = [];
@@ -44,7 +44,7 @@ export function auditApprovals(ledgerPath: string): ApprovalAudit {
   } finally {
     closeSync(fd);
   }
-  const trust = trustedKeysOf(ledgerPath, keyRecords);
+  const trust = trustedKeysOf(ledgerPath, keyRecords, approverRoots);
   const attempts = Object.fromEntries(
     APPROVAL_ATTEMPT_RESULTS.map((r) => [r, 0]),
   ) as ApprovalAudit['attempts'];

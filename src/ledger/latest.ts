@@ -57,6 +57,8 @@ export interface LatestOptions {
   forceScan?: boolean;
   /** Receives which path answered. */
   onPath?: (path: ReadPath) => void;
+  /** The approver keys the run trusts as the chain's first (`CONTINUITY_APPROVER_KEYS`). Default none: the ledger's pin. */
+  approverRoots?: readonly string[];
 }
 
 function openForRead(ledgerPath: string): number | undefined {
@@ -301,7 +303,7 @@ export function readLatestBoundary(
   if (fd === undefined) return null;
   try {
     return onFile(ledgerPath, 'read', () => {
-      const trust = trustedKeysOf(ledgerPath, readKeyRecords(fd, ledgerPath));
+      const trust = trustedKeysOf(ledgerPath, readKeyRecords(fd, ledgerPath), options.approverRoots);
       if (!options.forceScan) {
         const ev = latestFromIndex(fd, ledgerPath, sessionId, trust);
         if (ev !== undefined) {
@@ -462,7 +464,7 @@ export function readAllLatestBoundaries(ledgerPath: string, options: LatestOptio
   if (fd === undefined) return [];
   try {
     return onFile(ledgerPath, 'read', () => {
-      const trust = trustedKeysOf(ledgerPath, readKeyRecords(fd, ledgerPath));
+      const trust = trustedKeysOf(ledgerPath, readKeyRecords(fd, ledgerPath), options.approverRoots);
       let out = options.forceScan ? undefined : allFromIndex(fd, ledgerPath, trust);
       options.onPath?.(out ? 'index' : 'scan');
       out ??= allFromScan(fd, trust);

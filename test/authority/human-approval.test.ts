@@ -191,6 +191,10 @@ describe('key init', () => {
     expect(keys.map((k) => [k.keyId, k.previous])).toEqual([[humanKeyId, null]]);
     const pin = JSON.parse(readFileSync(pinPathOf(ledger), 'utf8')) as { keys: Array<{ keyId: string }> };
     expect(pin.keys.map((k) => k.keyId)).toEqual([humanKeyId]);
+    // `key show` gives the line that anchors a runtime's environment on this first key.
+    const show = runCli(['key', 'show'], { env: env() });
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`anchor: CONTINUITY_APPROVER_KEYS=${humanKeyId}`);
   });
 
   it('refuses without a terminal (exit 4, one line), even with the passphrase on standard input', () => {
@@ -303,6 +307,13 @@ describe('the human approves at a terminal', () => {
     expect(s.evidence.approvals).toEqual([rec.seq]);
     // The earlier attempts are still there, still not counted.
     expect(s.evidence.approvalAttempts).toHaveLength(3);
+    // A run started with the human's key named as the anchor counts it the same.
+    const anchored = runCli(['status', '--session', SESSION, '--json'], {
+      env: { ...env(), CONTINUITY_APPROVER_KEYS: `${humanKeyId}, ed25519:${'0'.repeat(32)}` },
+    });
+    expect((JSON.parse(anchored.stdout) as { sessions: StatusEntry[] }).sessions[0]!.state).toBe(
+      'approved_change',
+    );
   });
 
   it('a copy of that signed approval appended after the next pre snapshot counts for nothing', async () => {
@@ -483,5 +494,72 @@ describe('the agent replaces the key', () => {
     // publicKeyHex is the public half only: no private key material went anywhere.
     expect(readFileSync(ledger, 'utf8')).not.toContain('PRIVATE KEY');
     expect(typeof publicKeyHex).toBe('function');
+  });
+});
+
+describe('the agent starts the ledger again, whole, with its own first key', () => {
+  // The agent deletes the ledger, its head and its pin, makes a key of its own (on a terminal of
+  // its own, with a passphrase it chose), pins it on the new ledger it writes, records a boundary
+  // and approves its own change. Nothing in those files can tell it from a fresh install.
+  const fresh = join(tmp.dir, 'rewritten', 'ledger.jsonl');
+  const agentConfig = join(tmp.dir, 'agent-config');
+  const AGENT_PASSPHRASE = 'the agent chose this one itself';
+  const agentEnv = (extra: NodeJS.ProcessEnv = {}) => ({
+    ...env(),
+    CONTINUITY_LEDGER: fresh,
+    XDG_CONFIG_HOME: agentConfig,
+    ...extra,
+  });
+  const statusOf = (extra: NodeJS.ProcessEnv) => {
+    const r = runCli(['status', '--session', 's-rewritten', '--json'], { env: agentEnv(extra) });
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { sessions: StatusEntry[] }).sessions[0]!;
+  };
+
+  beforeAll(async () => {
+    mkdirSync(join(tmp.dir, 'rewritten'), { recursive: true });
+    const init = await runHuman(['key', 'init'], {
+      env: agentEnv(),
+      base: tmp.dir,
+      answers: [AGENT_PASSPHRASE, AGENT_PASSPHRASE],
+      noKeyStore: true,
+    });
+    expect(init.code, init.stdout).toBe(0);
+    for (const [phase, target] of [
+      ['pre', 'main'],
+      ['post', 'dev'],
+    ] as const) {
+      const r = runCli(['snapshot', '--session', 's-rewritten', '--phase', phase, '--decisions', '-'], {
+        env: agentEnv(),
+        input: JSON.stringify({ scope: 'payments', target, acceptance_test: 'npm test' }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const approve = await runHuman(['approve', ...APPROVE_ARGS.replace(SESSION, 's-rewritten').split(' ')], {
+      env: agentEnv(),
+      base: tmp.dir,
+      answers: [AGENT_PASSPHRASE],
+      noKeyStore: true,
+    });
+    expect(approve.code, approve.stdout).toBe(0);
+  }, 120_000);
+
+  it('counts its approval where the ledger is the only anchor (trust on first use, the documented limit)', () => {
+    expect(statusOf({}).state).toBe('approved_change');
+  });
+
+  it('counts nothing where the run names the human key (CONTINUITY_APPROVER_KEYS): the chain starts with another key', () => {
+    const s = statusOf({ CONTINUITY_APPROVER_KEYS: humanKeyId });
+    expect(s.state).toBe('conflicting');
+    expect(s.evidence.approvals).toEqual([]);
+    expect(s.evidence.approvalAttempts.map((a) => a.result)).toEqual(['unknown_key']);
+    expect(s.evidence.approverKeyChanged).toContain('is not one this run trusts (CONTINUITY_APPROVER_KEYS)');
+    // A value that names no key id trusts nothing rather than falling back to the pin.
+    expect(statusOf({ CONTINUITY_APPROVER_KEYS: 'not-a-key' }).state).toBe('conflicting');
+    // `ledger verify` fails on it (exit 1), as on any broken chain.
+    const v = runCli(['ledger', 'verify', '--json'], {
+      env: agentEnv({ CONTINUITY_APPROVER_KEYS: humanKeyId }),
+    });
+    expect(v.code).toBe(1);
   });
 });

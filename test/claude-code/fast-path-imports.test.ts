@@ -163,6 +163,8 @@ describe('the write gate fast path', () => {
         // Qwen Code's hook entry: its dialect table over Claude Code's hook path.
         'src/adapters/qwen-code/config.ts',
         'src/adapters/qwen-code/hook.ts',
+        // The key-id shapes and CONTINUITY_APPROVER_KEYS's parsing (no dependency, no crypto).
+        'src/authority/patterns.ts',
         'src/classify/states.ts',
         // The id rules and the secret shapes: a session id shaped like a secret is refused before
         // any state is read or written for it (no dependency).

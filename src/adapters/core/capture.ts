@@ -186,7 +186,7 @@ function againstSeal(
   const ledgerPath = config.env.ledgerPath;
   let trust: TrustedKeys = NO_KEYS;
   try {
-    trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath));
+    trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath), config.env.approverRoots);
   } catch {
     // An unreadable ledger trusts no key: a seal then does not verify (task_seal_invalid), and the
     // append that follows says what is wrong with the ledger.

@@ -23,7 +23,7 @@ export function checkConfig(config: AdapterConfig, unsealed: UnsealedConfig): Co
   const ledgerPath = config.env.ledgerPath;
   let trust: TrustedKeys = NO_KEYS;
   try {
-    trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath));
+    trust = trustedKeysOf(ledgerPath, readApproverKeyRecords(ledgerPath), config.env.approverRoots);
   } catch {
     // An unreadable ledger trusts no key: the seal then does not verify, and the strict defaults hold.
   }

@@ -21,6 +21,7 @@
  * Lean on purpose: the write gate loads it on every tool call (node built-ins and a few tiny modules).
  */
 import { join, resolve } from 'node:path';
+import { approverRootsOf } from '../../authority/patterns.js';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { ExportSpan } from '../../export/spans.js';
 import { defaultStateDir } from '../../ledger/state-home.js';
@@ -41,6 +42,7 @@ export const ENV = {
   gatePolicy: 'CONTINUITY_GATE_POLICY',
   gateUnknownTools: 'CONTINUITY_GATE_UNKNOWN_TOOLS',
   hookDeadline: 'CONTINUITY_HOOK_DEADLINE_MS',
+  approverKeys: 'CONTINUITY_APPROVER_KEYS',
 } as const;
 
 /** Default most milliseconds a recording hook may take. */
@@ -65,6 +67,11 @@ export interface ContinuityEnv {
   readonly gateUnknownTools?: string;
   /** Most milliseconds a recording hook may take. */
   readonly hookDeadlineMs: number;
+  /**
+   * `CONTINUITY_APPROVER_KEYS`: the key ids an approver key chain must start with to be trusted
+   * (../../authority/trust.ts `approverRootsOf`). Empty: the ledger's own pin decides.
+   */
+  readonly approverRoots: readonly string[];
   /** The variables the shared loaders (exporter, key files, ledger path) read, frozen. */
   readonly vars: Readonly<NodeJS.ProcessEnv>;
 }
@@ -93,6 +100,7 @@ export function resolveEnv(env: NodeJS.ProcessEnv): ContinuityEnv {
     ...(env[ENV.gatePolicy] !== undefined && { gatePolicy: env[ENV.gatePolicy]! }),
     ...(env[ENV.gateUnknownTools] !== undefined && { gateUnknownTools: env[ENV.gateUnknownTools]! }),
     hookDeadlineMs: deadline > 0 ? deadline : DEFAULT_HOOK_DEADLINE_MS,
+    approverRoots: approverRootsOf(env[ENV.approverKeys]),
     vars: Object.freeze(vars),
   });
 }

@@ -74,7 +74,7 @@ export function openEvidence(config: AdapterConfig, ledgerPath?: string): Eviden
       await (await open()).appendBatch(records);
     },
     latest(sessionId) {
-      return readLatestBoundary(path, sessionId) ?? undefined;
+      return readLatestBoundary(path, sessionId, { approverRoots: config.env.approverRoots }) ?? undefined;
     },
     async receipt(evidence, classification, nowMs) {
       if (!receiptIsCurrent(evidence, classification)) {
@@ -183,7 +183,8 @@ export function ledgerRederive(
     // The ledger's identity and size before the read: an append during it makes the mark stale
     // (the next call reads again), never newer than what was read.
     const id = ledgerIdentity(ledgerPath, sessionId);
-    const ev = readLatestBoundary(ledgerPath, sessionId) ?? undefined;
+    const ev =
+      readLatestBoundary(ledgerPath, sessionId, { approverRoots: config.env.approverRoots }) ?? undefined;
     const kept = cached?.boundary;
     const store = async (b: GateBoundary | null): Promise<GateState> => {
       try {

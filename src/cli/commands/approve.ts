@@ -24,6 +24,7 @@ import { Ledger } from '../../ledger/ledger.js';
 import { atTerminal, certificateRecord, unlockForLedger } from './human.js';
 import {
   addLedgerOptions,
+  approverRootsOfEnv,
   chainKeyOf,
   checkIdFlags,
   type LedgerFlags,
@@ -186,7 +187,7 @@ export function registerApprove(program: Command): void {
     if (problems.length > 0) throw new InputError('approve', problems);
     const path = ledgerPathOf(opts);
     const chainKey = chainKeyOf(opts);
-    const latest = readLatestBoundary(path, opts.session);
+    const latest = readLatestBoundary(path, opts.session, { approverRoots: approverRootsOfEnv() });
     const pre = checkApprovable(latest, opts.decision, path);
     const record = buildApproval({
       sessionId: opts.session,

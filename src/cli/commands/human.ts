@@ -14,6 +14,7 @@ import { readApproverKeyRecords } from '../../ledger/latest.js';
 import { Ledger, type LedgerOptions } from '../../ledger/ledger.js';
 import type { ApproverKeyRecord } from '../../ledger/records.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { approverRootsOfEnv } from './ledger-options.js';
 
 /** Runs `fn` with the controlling terminal open; maps a missing terminal or a cancel to exit 4. */
 export async function atTerminal<T>(what: string, fn: (term: Terminal) => Promise<T>): Promise<T> {
@@ -51,7 +52,7 @@ export interface HumanKey {
  */
 export function ledgerPin(ledgerPath: string): PinRead {
   const records = readApproverKeyRecords(ledgerPath);
-  const trust = trustedKeysOf(ledgerPath, records);
+  const trust = trustedKeysOf(ledgerPath, records, approverRootsOfEnv());
   if (trust.broken && trust.keys.size === 0) {
     return { kind: 'unreadable', message: trust.broken.message };
   }

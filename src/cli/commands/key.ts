@@ -32,7 +32,13 @@ import { readApproverKeyRecords } from '../../ledger/latest.js';
 import { Ledger } from '../../ledger/ledger.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { atTerminal, certificateRecord, ledgerPin } from './human.js';
-import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
+import {
+  addLedgerOptions,
+  approverRootsOfEnv,
+  chainKeyOf,
+  type LedgerFlags,
+  ledgerPathOf,
+} from './ledger-options.js';
 
 /** Pins `chain` on the ledger (appending the certificates it lacks); refuses a conflicting pin. */
 async function pinOnLedger(what: string, flags: LedgerFlags, chain: KeyCertificate[]): Promise<string> {
@@ -128,11 +134,13 @@ export function registerKey(program: Command): void {
     const store = readKeyStore(dir);
     const path = ledgerPathOf(flags);
     const records = readApproverKeyRecords(path);
-    const trust = trustedKeysOf(path, records);
+    const trust = trustedKeysOf(path, records, approverRootsOfEnv());
     const lines: string[] = [];
     if (store) {
       lines.push(`key: ${store.chain.at(-1)!.keyId}`);
       lines.push(readFileSync(keyStoreFiles(dir).publicKey, 'utf8').trimEnd());
+      // The chain's first key, for the environment the runtime starts with (docs/security.md).
+      lines.push(`anchor: CONTINUITY_APPROVER_KEYS=${store.chain[0]!.keyId}`);
     } else lines.push('key: none (run `continuity key init` in a terminal)');
     if (records.length === 0 && trust.pin === 'absent')
       lines.push('ledger: no approver key pinned yet (no approval can count)');

@@ -2,7 +2,9 @@
  * Options shared by the ledger commands (`snapshot`, `approve`, `status`, `ledger verify`):
  * where the ledger is and which chain key seals it, and the checks of identifiers given as flags.
  */
+
 import type { Command } from 'commander';
+import { approverRootsOf } from '../../authority/patterns.js';
 import { InputError, type InputProblem } from '../../decision/problems.js';
 import { checkOpaqueId } from '../../ledger/capture.js';
 import type { ChainKey } from '../../ledger/chain.js';
@@ -32,6 +34,14 @@ export function addLedgerOptions(cmd: Command): Command {
 /** The ledger path the flags and the environment select. */
 export function ledgerPathOf(flags: LedgerFlags): string {
   return resolveLedgerPath({ flag: flags.ledger });
+}
+
+/**
+ * The approver keys this run trusts as the first of a ledger's key chain
+ * (`CONTINUITY_APPROVER_KEYS`), or none: the ledger's own pin decides.
+ */
+export function approverRootsOfEnv(): readonly string[] {
+  return approverRootsOf(process.env.CONTINUITY_APPROVER_KEYS);
 }
 
 /** The chain key the flags and the environment select, or undefined for a plain chain. */

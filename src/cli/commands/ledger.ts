@@ -9,7 +9,13 @@ import { auditApprovals } from '../../ledger/approval-audit.js';
 import { sidecarPaths } from '../../ledger/paths.js';
 import { type VerifyResult, verifyLedger } from '../../ledger/verify.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { addLedgerOptions, chainKeyOf, type LedgerFlags, ledgerPathOf } from './ledger-options.js';
+import {
+  addLedgerOptions,
+  approverRootsOfEnv,
+  chainKeyOf,
+  type LedgerFlags,
+  ledgerPathOf,
+} from './ledger-options.js';
 
 interface VerifyFlags extends LedgerFlags {
   json?: boolean;
@@ -49,7 +55,7 @@ export function registerLedger(program: Command): void {
       process.exitCode = EXIT.checkFailed;
       return;
     }
-    const audit = auditApprovals(path);
+    const audit = auditApprovals(path, approverRootsOfEnv());
     // A key chain that does not hold is evidence of tampering: the check fails.
     if (audit.keyChanged !== undefined) process.exitCode = EXIT.checkFailed;
     if (opts.json) {

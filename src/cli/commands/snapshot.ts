@@ -19,6 +19,7 @@ import { PHASES, type Phase, TRIGGERS, type Trigger } from '../../ledger/types.j
 import { readJsonInput } from '../io.js';
 import {
   addLedgerOptions,
+  approverRootsOfEnv,
   chainKeyOf,
   checkIdFlags,
   type LedgerFlags,
@@ -69,7 +70,7 @@ export function registerSnapshot(program: Command): void {
     const path = ledgerPathOf(opts);
     const chainKey = chainKeyOf(opts);
     let boundaryId = opts.boundary;
-    const latest = readLatestBoundary(path, opts.session);
+    const latest = readLatestBoundary(path, opts.session, { approverRoots: approverRootsOfEnv() });
     if (opts.phase === 'pre') {
       boundaryId ??= randomUUID();
     } else if (boundaryId === undefined) {

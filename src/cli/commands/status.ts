@@ -17,6 +17,7 @@ import { spotCheck } from '../../ledger/spot-check.js';
 import { renderTable } from '../../report/table.js';
 import {
   addLedgerOptions,
+  approverRootsOfEnv,
   chainKeyOf,
   checkIdFlags,
   type LedgerFlags,
@@ -155,10 +156,10 @@ export function registerStatus(program: Command): void {
     const path = ledgerPathOf(opts);
     let evidence: BoundaryEvidence[];
     if (opts.session !== undefined) {
-      const one = readLatestBoundary(path, opts.session);
+      const one = readLatestBoundary(path, opts.session, { approverRoots: approverRootsOfEnv() });
       evidence = one ? [one] : [];
     } else {
-      evidence = readAllLatestBoundaries(path);
+      evidence = readAllLatestBoundaries(path, { approverRoots: approverRootsOfEnv() });
     }
     warnUnlessSpotChecked(path, evidence, opts);
     const rows: Row[] = evidence.map((e) => ({
