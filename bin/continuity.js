@@ -27,10 +27,11 @@ const HEAP_FLOOR_DEFAULT_MB = 128;
  * queued for the downstream otherwise set off a full mark-compact every 50-100 requests
  * (docs/service.md, "Run it"). V8 reads the flag only from the node command line, so the process
  * is re-executed in place with process.execve (Node 22.15 and later; not on Windows); being the
- * same process, it is still the one a supervisor's kill -9 reaches. Nothing happens where there is
- * no execve, under an IPC channel (a fork's channel would not survive it), when the command line
- * already sets the size, or when CONTINUITY_SERVE_HEAP_FLOOR_MB is 0. Returns only when it does
- * not re-execute.
+ * same process, it is still the one a supervisor's kill -9 reaches. Where there is no execve
+ * (Node 20), under an IPC channel (a fork's channel would not survive it), or when the exec fails,
+ * `serve` applies the floor from inside the process instead (src/service/heap-floor.ts). Nothing
+ * happens when the command line already sets the size, or when CONTINUITY_SERVE_HEAP_FLOOR_MB is 0.
+ * Returns only when it does not re-execute.
  */
 function serveWithHeapFloor() {
   const raw = process.env[HEAP_FLOOR_ENV];

@@ -21,8 +21,9 @@
 // Latency: a probe of one span every 20 ms during the rounds, from its send until the sink has it;
 // the added p99 is the p99 with continuity serve minus the p99 of the Collector alone.
 //
-// Then `continuity serve` as it starts (on Node 20 without the heap floor, which only Node >=
-// 22.15 applies itself) against bench/service.bench.js's pass-through relay on the stress mix.
+// Then `continuity serve` as it starts (on Node 20 with the heap floor applied from inside the
+// process; Node >= 22.15 puts it on its command line) and with no floor, against
+// bench/service.bench.js's pass-through relay on the stress mix.
 //
 // Run: npm run bench:stack (builds the package, and the Collector if it is not in the cache).
 import { spawn } from 'node:child_process';
@@ -406,23 +407,40 @@ async function main() {
     await alone.stop();
     await serve.stop();
 
-    // continuity serve as it starts, against the relay, on the stress mix.
+    // continuity serve as it starts, against the relay, on the stress mix; beside it the same
+    // service with no heap floor (CONTINUITY_SERVE_HEAP_FLOOR_MB=0), as it started on Node 20
+    // before the floor was applied from inside the process.
     if (!RELAY) return;
     const relay = await child([RELAY_SCRIPT, '--relay', sink.url]);
     const svc = await startService(sink.url, join(tmp, 'serve-vs-relay'));
+    const bare = await startService(
+      sink.url,
+      join(tmp, 'serve-no-floor'),
+      {},
+      { CONTINUITY_SERVE_HEAP_FLOOR_MB: '0' },
+    );
     /** @type {number[]} */
     const ratios = [];
+    /** @type {number[]} */
+    const bareRatios = [];
     await throughput(relay.otlp, batches(N, { pairs: 8 }, 'warm-relay'), sink);
     await throughput(svc.otlp, batches(N, { pairs: 8 }, 'warm-svc'), sink);
+    await throughput(bare.otlp, batches(N, { pairs: 8 }, 'warm-bare'), sink);
     for (let round = 0; round < ROUNDS; round++) {
       const rt = await throughput(relay.otlp, batches(N, { pairs: 8 }, `relay-${round}`), sink);
       const st = await throughput(svc.otlp, batches(N, { pairs: 8 }, `svc-${round}`), sink);
+      const bt = await throughput(bare.otlp, batches(N, { pairs: 8 }, `bare-${round}`), sink);
       ratios.push(st / rt);
+      bareRatios.push(bt / rt);
     }
-    console.log('stress mix, continuity serve as it starts (no heap floor on this Node) against the relay');
+    console.log(`stress mix, continuity serve against the relay (Node ${process.version})`);
     console.log(
-      `  per-round ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}× the relay`,
+      `  as it starts:  per-round ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}× the relay`,
     );
+    console.log(
+      `  no heap floor: per-round ratios ${bareRatios.map((x) => x.toFixed(2)).join(' ')}; median ${median(bareRatios).toFixed(2)}× the relay`,
+    );
+    await bare.stop();
     await relay.stop();
     await svc.stop();
   } finally {

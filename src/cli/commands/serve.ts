@@ -10,6 +10,12 @@
  */
 import type { Command } from 'commander';
 import { loadServiceConfig, redactConfig, SERVICE_DEFAULTS } from '../../service/config.js';
+import {
+  applyRuntimeHeapFloor,
+  commandLineHeapFloor,
+  HEAP_FLOOR_ENV,
+  heapFloorMb,
+} from '../../service/heap-floor.js';
 import type { ContinuityService } from '../../service/service.js';
 import { StateDirLockedError } from '../../service/state-lock.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -33,6 +39,16 @@ export function registerServe(program: Command): void {
         return;
       }
       const { ContinuityService } = await importService();
+      // The floor under V8's heap limit: bin/continuity.js put it on the command line where Node
+      // can re-execute in place (22.15 and later); elsewhere it is applied from inside.
+      const floorMb = heapFloorMb(process.env[HEAP_FLOOR_ENV]);
+      if (floorMb === undefined) {
+        throw new CliError(
+          `${HEAP_FLOOR_ENV}: expected a whole number of MiB from 0 (no floor) to 1048576, e.g. 128`,
+          EXIT.badInput,
+        );
+      }
+      if (!commandLineHeapFloor(process.execArgv)) applyRuntimeHeapFloor(floorMb);
       // The signal handlers go in before the service starts, so before the address line: a
       // supervisor may send SIGTERM as soon as it reads the line. Measured with a bare Node
       // script: with process.on('SIGTERM') right after the line is written, a SIGTERM sent on
