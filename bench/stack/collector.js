@@ -51,7 +51,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_STACK_ROUNDS ?? 5);
 const N = Number(process.env.BENCH_STACK_N ?? 120);
 /** The mixes to run (BENCH_STACK_MIXES, comma-separated); all three by default. */
-const MIXES = (process.env.BENCH_STACK_MIXES ?? 'ordinary,realistic,stress').split(',');
+const MIXES = (process.env.BENCH_STACK_MIXES ?? 'ordinary,realistic,stress').split(',').filter(Boolean);
 /** Whether to run the serve-vs-relay section (BENCH_STACK_RELAY=0 skips it). */
 const RELAY = process.env.BENCH_STACK_RELAY !== '0';
 
