@@ -25,20 +25,30 @@ describe.concurrent('Agent SDK 0.3.337: newer surfaces on the real package', () 
         s.server.push(bash('b-long', 'sleep 20'), 'Done.');
         const turns = streamingInput(['start the task']);
         let interrupted = false;
-        const r = await s.world.query(
-          s.server,
-          turns.input,
-          { hooks: { Interrupt: [{ hooks: [spy] }], Stop: [{ hooks: [spy] }] } },
-          (m, q) => {
-            turns.observe(m);
-            // The tool call is on its way once the first turn request was answered.
-            if (!interrupted && m.type === 'assistant') {
-              interrupted = true;
-              setTimeout(() => void q.interrupt(), 500);
-            }
-          },
-        );
-        const sessionId = r.sessionId;
+        let sessionId = '';
+        // After the interrupt the SDK ends the iteration by throwing the turn's error result
+        // (observed on 0.3.337: "Claude Code returned an error result"); what the hooks did is the point.
+        const failure = await s.world
+          .query(
+            s.server,
+            turns.input,
+            { hooks: { Interrupt: [{ hooks: [spy] }], Stop: [{ hooks: [spy] }] } },
+            (m, q) => {
+              turns.observe(m);
+              if (typeof m.session_id === 'string') sessionId = m.session_id;
+              // The tool call is on its way once the model's reply arrived.
+              if (!interrupted && m.type === 'assistant') {
+                interrupted = true;
+                setTimeout(() => void q.interrupt(), 500);
+              }
+            },
+          )
+          .then(
+            () => undefined,
+            (e: Error) => e,
+          );
+        expect(interrupted).toBe(true);
+        expect(failure?.message ?? '').toMatch(/error result|interrupt/i);
         expect(sessionId).not.toBe('');
         expect(fired.map((p) => p.hook_event_name)).toEqual(['Interrupt']);
         const { session_id, transcript_path, cwd, ...shape } = fired[0]!;
