@@ -64,11 +64,13 @@ function streamJson(
     turns?: number;
     args?: string[];
     env?: NodeJS.ProcessEnv;
+    /** The binary (default 2.1.337's). */
+    bin?: string;
   },
 ): Promise<{ messages: StreamMessage[]; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
-      claude337,
+      options.bin ?? claude337,
       [
         '-p',
         '--input-format',
@@ -265,73 +267,81 @@ describe.concurrent('Claude Code 2.1.337: newer surfaces on the real binary', ()
     SCENARIO_TIMEOUT_MS,
   );
 
-  it(
-    'with the early-summary flag on (seeded in the config file, as Claude Code caches it), 2.1.337 writes the summary beside the second prompt: PreCompact(auto) per attempt and nothing after it, so the adapter keeps a pending capture: no boundary, no write held',
-    async () => {
-      const s = await scenario(on337());
-      try {
-        const captured = join(s.world.root, 'hooks.jsonl');
-        recordHooks(s.world, captured, ['PreCompact', 'PostCompact', 'SessionStart', 'Stop']);
-        // Claude Code's server-side flag for summaries written early, where the binary keeps the
-        // flag values it fetched (read with telemetry off when told to; the environment overrides
-        // are compiled out of the release build).
-        const configFile = join(s.world.env.CLAUDE_CONFIG_DIR!, '.claude.json');
-        const config = existsSync(configFile) ? JSON.parse(readFileSync(configFile, 'utf8')) : {};
-        writeFileSync(
-          configFile,
-          JSON.stringify({
-            ...config,
-            cachedGrowthBookFeatures: { tengu_sepia_moth: true },
-            cachedGrowthBookFeaturesAt: Date.now(),
-          }),
-        );
-        const big = { input_tokens: 2_000, cache_creation_input_tokens: 240_000 };
-        s.server.push(
-          { text: 'Started.', usage: big },
-          { tools: [write('w-1', s.world.file('one.txt'), 'one\n')], usage: big },
-          { text: 'Step done.', usage: big },
-        );
-        const stops = () => recorded(captured).filter((p) => p.hook_event_name === 'Stop').length;
-        const r = await streamJson(s.world, s.server, 'start the task', {
-          turns: 2,
-          later: [
-            {
-              when: (n) => n >= 1,
-              lines: [{ type: 'user', message: { role: 'user', content: 'go on' } }],
-            },
-          ],
-          endWhen: () => stops() >= 2,
-          debugFile: join(s.world.root, 'debug-1.log'),
-          // The level where the main conversation starts its summary early (a flag setting).
-          args: ['--settings', JSON.stringify({ precomputeArmTokens: 50_000 })],
-          env: { CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF: '1' },
-        });
-        expect(r.code, r.stderr).toBe(0);
-        const sessionId = r.messages.find((m) => typeof m.session_id === 'string')?.session_id as string;
-        const debug = debugLines(s);
-        // Not at the first prompt (an SDK session's single prompt never arms it), at the second.
-        expect(
-          debug.some((l) => /precomputed compact: arm gated \(main, sdk_single_prompt_gate/.test(l)),
-        ).toBe(true);
-        expect(debug.some((l) => /precomputed compact: ready \(main/.test(l))).toBe(true);
-        // The early summary is a request our server answered; nothing was replaced.
-        expect(s.server.requestsOf('summary').length).toBeGreaterThanOrEqual(1);
-        expect(r.messages.filter((m) => m.subtype === 'compact_boundary')).toEqual([]);
-        const order = recorded(captured)
-          .filter((p) => p.hook_event_name !== 'Stop')
-          .map((p) => `${p.hook_event_name}(${String(p.trigger ?? p.source ?? '')})`);
-        // Each attempt runs PreCompact (here the first bails out with too few messages, the
-        // second writes it); no SessionStart(compact), no PostCompact.
-        expect(order[0]).toBe('SessionStart(startup)');
-        expect(order.length).toBeGreaterThanOrEqual(2);
-        expect(new Set(order.slice(1))).toEqual(new Set(['PreCompact(auto)']));
-        // The adapter: a pending capture, no boundary, and the write beside it went through.
-        expect(records(s, sessionId).filter((x) => x.type === 'boundary')).toEqual([]);
-        expect(existsSync(s.world.file('one.txt'))).toBe(true);
-      } finally {
-        await endScenario(s);
-      }
-    },
-    SCENARIO_TIMEOUT_MS,
-  );
+  // 2.1.328 and 2.1.332 know the flag and write the summary the same way (observed); only 2.1.337
+  // also installs one when the prompt cache expired. Both lines: 2.1.337 and the one this suite runs.
+  for (const [line, bin] of [
+    ['2.1.337', () => claude337],
+    ["the suite's line", () => suite().claude],
+  ] as const) {
+    it(
+      `with the early-summary flag on (seeded in the config file, as Claude Code caches it), ${line} writes the summary beside the second prompt: PreCompact(auto) per attempt and nothing after it, so the adapter keeps a pending capture: no boundary, no write held`,
+      async () => {
+        const s = await scenario(on337());
+        try {
+          const captured = join(s.world.root, 'hooks.jsonl');
+          recordHooks(s.world, captured, ['PreCompact', 'PostCompact', 'SessionStart', 'Stop']);
+          // Claude Code's server-side flag for summaries written early, where the binary keeps the
+          // flag values it fetched (read with telemetry off when told to; the environment overrides
+          // are compiled out of the release build).
+          const configFile = join(s.world.env.CLAUDE_CONFIG_DIR!, '.claude.json');
+          const config = existsSync(configFile) ? JSON.parse(readFileSync(configFile, 'utf8')) : {};
+          writeFileSync(
+            configFile,
+            JSON.stringify({
+              ...config,
+              cachedGrowthBookFeatures: { tengu_sepia_moth: true },
+              cachedGrowthBookFeaturesAt: Date.now(),
+            }),
+          );
+          const big = { input_tokens: 2_000, cache_creation_input_tokens: 240_000 };
+          s.server.push(
+            { text: 'Started.', usage: big },
+            { tools: [write('w-1', s.world.file('one.txt'), 'one\n')], usage: big },
+            { text: 'Step done.', usage: big },
+          );
+          const stops = () => recorded(captured).filter((p) => p.hook_event_name === 'Stop').length;
+          const r = await streamJson(s.world, s.server, 'start the task', {
+            turns: 2,
+            later: [
+              {
+                when: (n) => n >= 1,
+                lines: [{ type: 'user', message: { role: 'user', content: 'go on' } }],
+              },
+            ],
+            endWhen: () => stops() >= 2,
+            debugFile: join(s.world.root, 'debug-1.log'),
+            // The level where the main conversation starts its summary early (a flag setting).
+            args: ['--settings', JSON.stringify({ precomputeArmTokens: 50_000 })],
+            env: { CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF: '1' },
+            bin: bin(),
+          });
+          expect(r.code, r.stderr).toBe(0);
+          const sessionId = r.messages.find((m) => typeof m.session_id === 'string')?.session_id as string;
+          const debug = debugLines(s);
+          // Not at the first prompt (an SDK session's single prompt never arms it), at the second.
+          expect(
+            debug.some((l) => /precomputed compact: arm gated \(main, sdk_single_prompt_gate/.test(l)),
+          ).toBe(true);
+          expect(debug.some((l) => /precomputed compact: ready \(main/.test(l))).toBe(true);
+          // The early summary is a request our server answered; nothing was replaced.
+          expect(s.server.requestsOf('summary').length).toBeGreaterThanOrEqual(1);
+          expect(r.messages.filter((m) => m.subtype === 'compact_boundary')).toEqual([]);
+          const order = recorded(captured)
+            .filter((p) => p.hook_event_name !== 'Stop')
+            .map((p) => `${p.hook_event_name}(${String(p.trigger ?? p.source ?? '')})`);
+          // Each attempt runs PreCompact (here the first bails out with too few messages, the
+          // second writes it); no SessionStart(compact), no PostCompact.
+          expect(order[0]).toBe('SessionStart(startup)');
+          expect(order.length).toBeGreaterThanOrEqual(2);
+          expect(new Set(order.slice(1))).toEqual(new Set(['PreCompact(auto)']));
+          // The adapter: a pending capture, no boundary, and the write beside it went through.
+          expect(records(s, sessionId).filter((x) => x.type === 'boundary')).toEqual([]);
+          expect(existsSync(s.world.file('one.txt'))).toBe(true);
+        } finally {
+          await endScenario(s);
+        }
+      },
+      SCENARIO_TIMEOUT_MS,
+    );
+  }
 });
