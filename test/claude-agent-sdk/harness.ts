@@ -42,7 +42,7 @@ import {
   toolResult,
 } from '../support/anthropic-server.js';
 import { type OtlpReceiver, startOtlpReceiver, TRACES_PATH } from '../support/otlp-receiver.js';
-import { claudeAgentSdkPeer, ensureNpmPeer } from '../support/peers.js';
+import { claudeAgentSdkPeer, ensureNpmPeer, type NpmPeer } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { marker, type TaskDecision } from '../support/task.js';
 import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
@@ -74,12 +74,14 @@ export interface SdkMessage {
   [key: string]: unknown;
 }
 
+/** A running query: its messages, and its control requests the tests use. */
+export interface SdkQuery extends AsyncIterable<SdkMessage> {
+  interrupt(): Promise<unknown>;
+}
+
 /** The SDK's exports the tests use, loosely typed (the package is not a dependency of this repository). */
 export interface AgentSdk {
-  query(params: {
-    prompt: string | AsyncIterable<unknown>;
-    options?: Record<string, unknown>;
-  }): AsyncIterable<SdkMessage>;
+  query(params: { prompt: string | AsyncIterable<unknown>; options?: Record<string, unknown> }): SdkQuery;
   createSdkMcpServer(options: { name: string; version?: string; tools?: never[] }): unknown;
   // biome-ignore lint/suspicious/noExplicitAny: the SDK's generic tool() signature.
   tool: any;
@@ -101,11 +103,11 @@ export interface Suite {
  * install), the SDK imported from the cache, the application's tracer provider registered
  * globally, the receiver started. Returns its getter.
  */
-export function useSuite(options: { registerProvider?: boolean } = {}): () => Suite {
+export function useSuite(options: { registerProvider?: boolean; peer?: NpmPeer } = {}): () => Suite {
   let suite: Suite | undefined;
   let provider: BasicTracerProvider | undefined;
   beforeAll(async () => {
-    const peer = claudeAgentSdkPeer();
+    const peer = options.peer ?? claudeAgentSdkPeer();
     const { dir, bin } = await ensureNpmPeer(peer);
     if (!existsSync(join(dir, BINARY))) {
       throw new Error(
@@ -174,7 +176,7 @@ export interface World extends WorldFiles {
     prompt: string | AsyncIterable<unknown>,
     options?: Record<string, unknown>,
     /** Sees each message as it arrives (e.g. to send the next turn of a streaming input). */
-    observe?: (m: SdkMessage) => void,
+    observe?: (m: SdkMessage, q: SdkQuery) => void,
   ): Promise<QueryRun>;
   /** Runs `continuity …` in the project (as the human, unless `env` says otherwise). */
   cli(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<CliRun>;
@@ -252,7 +254,7 @@ export function makeWorld(suite: Suite, options: WorldOptions): World {
         const messages: SdkMessage[] = [];
         for await (const m of continuity.watch(q)) {
           messages.push(m);
-          observe?.(m);
+          observe?.(m, q);
         }
         const result = messages.filter((m) => m.type === 'result').at(-1);
         const sessionId = messages.find((m) => typeof m.session_id === 'string')?.session_id ?? '';

@@ -210,19 +210,48 @@ describe('createAgentSdkContinuity', () => {
   });
   afterEach(() => rmSync(e.root, { recursive: true, force: true }));
 
-  it('registers the five events; only the gate blocks on its own failure', () => {
+  it('registers the ten events; only the gate blocks on its own failure', () => {
     expect(Object.keys(c.hooks).sort()).toEqual([
       'InstructionsLoaded',
+      'Interrupt',
       'PostCompact',
+      'PostToolUse',
+      'PostToolUseFailure',
       'PreCompact',
       'PreToolUse',
       'SessionStart',
+      'Stop',
+      'UserPromptSubmit',
     ]);
     expect(c.hooks.PreToolUse).toEqual([{ hooks: [expect.any(Function)], timeout: 10, onFailure: 'block' }]);
-    for (const ev of ['PreCompact', 'SessionStart', 'PostCompact', 'InstructionsLoaded'] as const) {
+    for (const ev of Object.keys(c.hooks).filter((k) => k !== 'PreToolUse') as Array<
+      keyof AgentSdkContinuity['hooks']
+    >) {
       expect(c.hooks[ev][0]!.onFailure, ev).toBeUndefined();
       expect(c.hooks[ev][0]!.matcher, ev).toBeUndefined();
     }
+  });
+
+  it('activity: a prompt and a tool result are working, Stop and Interrupt idle; only changes reach the ledger', async () => {
+    const at = (event: string, extra: Record<string, unknown> = {}) => ({
+      ...base(SID, e.project, event),
+      ...extra,
+    });
+    const activity = () =>
+      ledger(e)
+        .filter((r) => r.type === 'activity')
+        .map((r) => r.state);
+    await expect(call(c, 'UserPromptSubmit', at('UserPromptSubmit', { prompt: 'go' }))).resolves.toEqual({});
+    await call(c, 'PostToolUse', at('PostToolUse', { tool_name: 'Read', tool_input: { file_path: '/p/a' } }));
+    expect(activity()).toEqual(['working']);
+    await expect(call(c, 'Interrupt', at('Interrupt', { source: 'user', reason: 'stop' }))).resolves.toEqual(
+      {},
+    );
+    expect(activity()).toEqual(['working', 'idle']);
+    await call(c, 'UserPromptSubmit', at('UserPromptSubmit', { prompt: 'again' }));
+    await call(c, 'Stop', at('Stop', { stop_hook_active: false }));
+    expect(activity()).toEqual(['working', 'idle', 'working', 'idle']);
+    expect(warnings).toEqual([]);
   });
 
   it('PreCompact answers only a systemMessage naming the decisions, never a value, and records nothing yet', async () => {
@@ -425,7 +454,7 @@ describe('createAgentSdkContinuity', () => {
     });
     expect(merged.cwd).toBe('/p');
     expect(merged.hooks!.PreToolUse).toEqual([own, ...c.hooks.PreToolUse]);
-    expect(merged.hooks!.Stop).toEqual([own]);
+    expect(merged.hooks!.Stop).toEqual([own, ...c.hooks.Stop]);
     expect((merged.hooks as Record<string, unknown>).PreCompact).toEqual(c.hooks.PreCompact);
     expect(Object.keys(merged.mcpServers!)).toEqual(['other', 'continuity']);
     expect(merged.allowedTools).toEqual(['Read', RESTATE_TOOL_NAME]);

@@ -21,6 +21,7 @@ import {
   type Suite,
   useSuite,
   type World,
+  write,
 } from './harness.js';
 import {
   debugLines,
@@ -52,11 +53,24 @@ function streamJson(
   world: World,
   server: AnthropicServer,
   prompt: string,
-  options: { ready?: () => boolean; send?: unknown[]; endWhen?: () => boolean; debugFile: string },
+  options: {
+    ready?: () => boolean;
+    send?: unknown[];
+    /** Further lines to send, each once its `when` holds (given the results so far), in order. */
+    later?: Array<{ when: (results: number) => boolean; lines: unknown[] }>;
+    endWhen?: () => boolean;
+    debugFile: string;
+    /** The turns to wait for (a result each) before closing stdin: 1 plus the user messages in `send`. */
+    turns?: number;
+    args?: string[];
+    env?: NodeJS.ProcessEnv;
+    /** The binary (default 2.1.337's). */
+    bin?: string;
+  },
 ): Promise<{ messages: StreamMessage[]; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
-      claude337,
+      options.bin ?? claude337,
       [
         '-p',
         '--input-format',
@@ -68,12 +82,15 @@ function streamJson(
         'Bash Edit Write',
         '--debug-file',
         options.debugFile,
+        ...(options.args ?? []),
       ],
-      { cwd: world.project, env: { ...world.env, ANTHROPIC_BASE_URL: server.url } },
+      { cwd: world.project, env: { ...world.env, ANTHROPIC_BASE_URL: server.url, ...options.env } },
     );
     const messages: StreamMessage[] = [];
     let buf = '';
     let stderr = '';
+    let finished: number | undefined;
+    let results = 0;
     const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
     child.stderr.setEncoding('utf8').on('data', (c: string) => {
       stderr += c;
@@ -87,7 +104,7 @@ function streamJson(
         try {
           const m = JSON.parse(line) as StreamMessage;
           messages.push(m);
-          if (m.type === 'result') finished = Date.now();
+          if (m.type === 'result' && ++results >= (options.turns ?? 1)) finished = Date.now();
         } catch {
           // not a message line
         }
@@ -101,13 +118,18 @@ function streamJson(
     });
     const send = (x: unknown) => child.stdin.write(`${JSON.stringify(x)}\n`);
     send({ type: 'user', message: { role: 'user', content: prompt } });
-    let sent = false;
-    let finished: number | undefined;
+    let sent = options.send === undefined;
+    const later = [...(options.later ?? [])];
     const poll = setInterval(() => {
       // After the turn's result, stdin stays open until `endWhen` holds (a hook of the turn may
       // still be running; an exiting binary does not wait for it), 20 s at most.
       if (finished !== undefined && ((options.endWhen?.() ?? true) || Date.now() - finished > 20_000))
         child.stdin.end();
+      const next = later[0];
+      if (sent && next?.when(results)) {
+        later.shift();
+        for (const x of next.lines) send(x);
+      }
       if (sent || !(options.ready?.() ?? false)) return;
       sent = true;
       for (const x of options.send ?? []) send(x);
@@ -244,4 +266,82 @@ describe.concurrent('Claude Code 2.1.337: newer surfaces on the real binary', ()
     },
     SCENARIO_TIMEOUT_MS,
   );
+
+  // 2.1.328 and 2.1.332 know the flag and write the summary the same way (observed); only 2.1.337
+  // also installs one when the prompt cache expired. Both lines: 2.1.337 and the one this suite runs.
+  for (const [line, bin] of [
+    ['2.1.337', () => claude337],
+    ["the suite's line", () => suite().claude],
+  ] as const) {
+    it(
+      `with the early-summary flag on (seeded in the config file, as Claude Code caches it), ${line} writes the summary beside the second prompt: PreCompact(auto) per attempt and nothing after it, so the adapter keeps a pending capture: no boundary, no write held`,
+      async () => {
+        const s = await scenario(on337());
+        try {
+          const captured = join(s.world.root, 'hooks.jsonl');
+          recordHooks(s.world, captured, ['PreCompact', 'PostCompact', 'SessionStart', 'Stop']);
+          // Claude Code's server-side flag for summaries written early, where the binary keeps the
+          // flag values it fetched (read with telemetry off when told to; the environment overrides
+          // are compiled out of the release build).
+          const configFile = join(s.world.env.CLAUDE_CONFIG_DIR!, '.claude.json');
+          const config = existsSync(configFile) ? JSON.parse(readFileSync(configFile, 'utf8')) : {};
+          writeFileSync(
+            configFile,
+            JSON.stringify({
+              ...config,
+              cachedGrowthBookFeatures: { tengu_sepia_moth: true },
+              cachedGrowthBookFeaturesAt: Date.now(),
+            }),
+          );
+          const big = { input_tokens: 2_000, cache_creation_input_tokens: 240_000 };
+          s.server.push(
+            { text: 'Started.', usage: big },
+            { tools: [write('w-1', s.world.file('one.txt'), 'one\n')], usage: big },
+            { text: 'Step done.', usage: big },
+          );
+          const stops = () => recorded(captured).filter((p) => p.hook_event_name === 'Stop').length;
+          const r = await streamJson(s.world, s.server, 'start the task', {
+            turns: 2,
+            later: [
+              {
+                when: (n) => n >= 1,
+                lines: [{ type: 'user', message: { role: 'user', content: 'go on' } }],
+              },
+            ],
+            endWhen: () => stops() >= 2,
+            debugFile: join(s.world.root, 'debug-1.log'),
+            // The level where the main conversation starts its summary early (a flag setting).
+            args: ['--settings', JSON.stringify({ precomputeArmTokens: 50_000 })],
+            env: { CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF: '1' },
+            bin: bin(),
+          });
+          expect(r.code, r.stderr).toBe(0);
+          const sessionId = r.messages.find((m) => typeof m.session_id === 'string')?.session_id as string;
+          const debug = debugLines(s);
+          // Not at the first prompt (an SDK session's single prompt never arms it), at the second.
+          expect(
+            debug.some((l) => /precomputed compact: arm gated \(main, sdk_single_prompt_gate/.test(l)),
+          ).toBe(true);
+          expect(debug.some((l) => /precomputed compact: ready \(main/.test(l))).toBe(true);
+          // The early summary is a request our server answered; nothing was replaced.
+          expect(s.server.requestsOf('summary').length).toBeGreaterThanOrEqual(1);
+          expect(r.messages.filter((m) => m.subtype === 'compact_boundary')).toEqual([]);
+          const order = recorded(captured)
+            .filter((p) => p.hook_event_name !== 'Stop')
+            .map((p) => `${p.hook_event_name}(${String(p.trigger ?? p.source ?? '')})`);
+          // Each attempt runs PreCompact (here the first bails out with too few messages, the
+          // second writes it); no SessionStart(compact), no PostCompact.
+          expect(order[0]).toBe('SessionStart(startup)');
+          expect(order.length).toBeGreaterThanOrEqual(2);
+          expect(new Set(order.slice(1))).toEqual(new Set(['PreCompact(auto)']));
+          // The adapter: a pending capture, no boundary, and the write beside it went through.
+          expect(records(s, sessionId).filter((x) => x.type === 'boundary')).toEqual([]);
+          expect(existsSync(s.world.file('one.txt'))).toBe(true);
+        } finally {
+          await endScenario(s);
+        }
+      },
+      SCENARIO_TIMEOUT_MS,
+    );
+  }
 });

@@ -10,6 +10,8 @@
  * | `SessionStart` (`compact`) | `compacted` | confirms the boundary (ledger + pre span); answers `additionalContext` asking the agent to restate, once per boundary |
  * | `PostCompact`, `InstructionsLoaded` (`compact`) | `compacted` | confirms it if nothing did yet, else joins it |
  * | stream `system/compact_boundary` ({@link AgentSdkContinuity.onMessage}) | `compacted` + `measured` | joins it (or confirms it, when no hook did) with `pre_tokens` / `post_tokens` |
+ * | `UserPromptSubmit`, `PostToolUse`, `PostToolUseFailure` | activity | `working` (a ledger `activity` record when it changes) |
+ * | `Stop`, `Interrupt` (0.3.337+) | activity | `idle`: Stop does not fire when the turn is interrupted |
  * | `PreToolUse` | `tool` | the write gate: `permissionDecision` `deny` or `ask` with the words; no objection is `{}` (never `allow`) |
  * | MCP tool `mcp__continuity__restate` | restated | the post snapshot, classification, gate cache and post span |
  *
@@ -26,7 +28,7 @@ import { z } from 'zod';
 import { OPAQUE_ID_PATTERN } from '../../decision/model.js';
 import { InputError } from '../../decision/problems.js';
 import { DEFAULT_GATED_TOOLS } from '../claude-code/config.js';
-import { boundaryEventOf, SIGNALS, toolEventOf } from '../claude-code/events.js';
+import { activityOf, boundaryEventOf, SIGNALS, toolEventOf } from '../claude-code/events.js';
 import { type HookPayload, toPayload } from '../claude-code/payload.js';
 import { captureNames, capturePre, recordMeasured, recordOpenedBoundary } from '../core/capture.js';
 import { type AdapterConfig, type ContinuityEnv, loadConfig, resolveEnv } from '../core/config.js';
@@ -37,7 +39,12 @@ import { RESTATE_DESCRIPTION } from '../core/mcp.js';
 import { compactionContext, summaryInstruction, type Voice } from '../core/messages.js';
 import { oneLine } from '../core/process.js';
 import { binPath } from '../core/project.js';
-import { newBoundaryId as coreBoundaryId, systemNow, taskRecordLabel } from '../core/recording.js';
+import {
+  newBoundaryId as coreBoundaryId,
+  recordActivity,
+  systemNow,
+  taskRecordLabel,
+} from '../core/recording.js';
 import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
 import { createMarker, isRecord, markerFile, type StateDir, writeProjectSession } from '../core/state.js';
 import { tracerSink } from '../core/tracer-sink.js';
@@ -54,6 +61,7 @@ import {
 import type {
   AgentSdkContinuityOptions,
   AgentSdkHookCallback,
+  AgentSdkHookMatcher,
   AgentSdkHookOutput,
   AgentSdkHooks,
   AgentSdkOptionsLike,
@@ -186,6 +194,11 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
           onFailure: 'block',
         },
       ],
+      UserPromptSubmit: [this._activityMatcher('UserPromptSubmit')],
+      PostToolUse: [this._activityMatcher('PostToolUse')],
+      PostToolUseFailure: [this._activityMatcher('PostToolUseFailure')],
+      Stop: [this._activityMatcher('Stop')],
+      Interrupt: [this._activityMatcher('Interrupt')],
     };
     this._mcp = options.sdk !== undefined;
     this.mcpServers = {};
@@ -447,6 +460,33 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
         ? '"<decision>": <value as JSON>'
         : names.map((n) => `"${n}": <value as JSON>`).join(', ');
     return `In this session you can also restate with the tool ${RESTATE_TOOL_NAME}: {"decisions": {${body}}}. It records the same restatement and answers the same way.`;
+  }
+
+  // ── Activity ──────────────────────────────────────────────────────────────────────────────
+
+  /** A matcher recording the activity `event` reports (Claude Code's mapping, ../claude-code/events.ts). */
+  private _activityMatcher(event: string): AgentSdkHookMatcher {
+    return {
+      hooks: [this._guard(event, (i) => this._activity(i, Date.now()))],
+      timeout: HOOK_TIMEOUTS.compacted,
+    };
+  }
+
+  /**
+   * Working on a prompt or a tool's result, idle at Stop and at an interrupt (Stop does not fire
+   * when the turn is interrupted). `atMs` is when the SDK called back: callbacks run in the order
+   * of the events, so a later event's report is never overtaken by an earlier one's.
+   */
+  private async _activity(input: unknown, atMs: number): Promise<AgentSdkHookOutput> {
+    const p = this._payload(input);
+    if (!p) return EMPTY;
+    const activity = activityOf(p);
+    if (!activity) return EMPTY;
+    const config = this._config();
+    await recordActivity(config, this._state, p.sessionId, activity, systemNow(), atMs, (l) =>
+      this._warn(`${p.event}: ${l}`),
+    );
+    return EMPTY;
   }
 
   // ── The gate ──────────────────────────────────────────────────────────────────────────────

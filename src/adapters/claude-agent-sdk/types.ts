@@ -7,13 +7,21 @@
  * (test/claude-agent-sdk/types.test.ts compiles that against the real sdk.d.ts).
  */
 
-/** The hook events the adapter registers callbacks for. */
+/**
+ * The hook events the adapter registers callbacks for. `Interrupt` is the SDK's since 0.3.337 (an
+ * older SDK never calls it).
+ */
 export type AgentSdkHookEvent =
   | 'PreCompact'
   | 'SessionStart'
   | 'PostCompact'
   | 'InstructionsLoaded'
-  | 'PreToolUse';
+  | 'PreToolUse'
+  | 'UserPromptSubmit'
+  | 'PostToolUse'
+  | 'PostToolUseFailure'
+  | 'Stop'
+  | 'Interrupt';
 
 /** What a callback of the adapter answers (a subset of the SDK's `SyncHookJSONOutput`). */
 export type AgentSdkHookOutput =
