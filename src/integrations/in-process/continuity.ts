@@ -104,6 +104,17 @@ export interface Compacted {
   context?: string;
 }
 
+/** What the framework says of a compaction that replaced the history. */
+export interface CompactedOptions {
+  /** The framework's event, recorded as the compaction signal. */
+  signal: string;
+  /** A capture held in memory until now (recorded first, then confirmed). */
+  held?: HeldCapture;
+  trigger?: Trigger;
+  tokensBefore?: number;
+  tokensAfter?: number;
+}
+
 /** The gate's answer, with `ask` kept distinct: each integration maps it onto its framework's human step. */
 export type FrameworkGateAnswer = GateAnswer;
 
@@ -122,16 +133,7 @@ export interface FrameworkContinuity {
    * History was replaced: confirms the pending capture (or, with `held`, records it first) and
    * records the boundary. `signal` names the framework's event. Never throws.
    */
-  compacted(
-    sessionId: string,
-    options: {
-      signal: string;
-      held?: HeldCapture;
-      trigger?: Trigger;
-      tokensBefore?: number;
-      tokensAfter?: number;
-    },
-  ): Promise<Compacted | undefined>;
+  compacted(sessionId: string, options: CompactedOptions): Promise<Compacted | undefined>;
   /** Records the agent's restatement. Throws `InputError` for bad input (nothing written). */
   restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult>;
   /** The restatement tool's handler: the text the agent reads. Never throws. */
@@ -276,16 +278,7 @@ class InProcess implements FrameworkContinuity {
       this._warn('an earlier compaction start was never followed by a compaction; it is discarded');
   }
 
-  async compacted(
-    sessionId: string,
-    options: {
-      signal: string;
-      held?: HeldCapture;
-      trigger?: Trigger;
-      tokensBefore?: number;
-      tokensAfter?: number;
-    },
-  ): Promise<Compacted | undefined> {
+  async compacted(sessionId: string, options: CompactedOptions): Promise<Compacted | undefined> {
     try {
       if (!this.isSessionId(sessionId)) {
         this._warn(`${options.signal}: the session id is not an opaque identifier; nothing recorded`);
@@ -301,7 +294,7 @@ class InProcess implements FrameworkContinuity {
 
   private async _compacted(
     sessionId: string,
-    options: { signal: string; trigger?: Trigger; tokensBefore?: number; tokensAfter?: number },
+    options: Omit<CompactedOptions, 'held'>,
   ): Promise<Compacted | undefined> {
     const config = this._config();
     const label = taskRecordLabel(config);
