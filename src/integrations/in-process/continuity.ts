@@ -37,10 +37,11 @@ import type { GateAnswer, ToolEvent, Trigger } from '../../adapters/core/events.
 import { ledgerRederive, taskRecordNames } from '../../adapters/core/evidence.js';
 import { decideGate } from '../../adapters/core/gate.js';
 import { compactionContext, summaryInstruction, type Voice } from '../../adapters/core/messages.js';
+import { restateInProcess } from '../../adapters/core/observe.js';
 import { launcherFor, oneLine } from '../../adapters/core/process.js';
 import { binPath } from '../../adapters/core/project.js';
 import { newBoundaryId, systemNow, taskRecordLabel } from '../../adapters/core/recording.js';
-import { type RestateResult, recordRestatement, renderRestatement } from '../../adapters/core/restatement.js';
+import { type RestateResult, renderRestatement } from '../../adapters/core/restatement.js';
 import {
   createMarker,
   markerFile,
@@ -343,24 +344,10 @@ class InProcess implements FrameworkContinuity {
     return `${compactionContext(sessionId, names, this._voice)}\n\n${toolHint(names)}`;
   }
 
-  async restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult> {
-    if (!this.isSessionId(sessionId)) {
-      throw new InputError('session', [{ path: '(session)', message: 'expected an opaque identifier' }]);
-    }
-    const config = this._config();
-    const result = await recordRestatement({
-      config,
-      state: this._state,
-      sessionId,
-      decisions,
-      source: RESTATE_TOOL_NAME,
-      label: taskRecordLabel(config),
-      voice: this._voice,
-      now: systemNow(),
-      warn: (l) => this._warn(`restate: ${l}`),
-    });
-    if (result.writes === 'allowed') this._unresolved.delete(sessionId);
-    return result;
+  restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult> {
+    const { _state: state, _voice: voice, _warn: warn, _unresolved: unresolved } = this;
+    const tool = { name: RESTATE_TOOL_NAME, config: () => this._config(), state, voice, warn, unresolved };
+    return restateInProcess(tool, sessionId, decisions);
   }
 
   async restateText(sessionId: string | undefined, input: unknown): Promise<string> {
