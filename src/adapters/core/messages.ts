@@ -313,3 +313,12 @@ export function templateNotice(label: string, names: readonly string[]): string 
     'then run `continuity task seal`.'
   );
 }
+
+/** The restatement tool's description, as the agent reads it: the MCP tool's and every framework's. */
+export const RESTATE_TOOL_DESCRIPTION =
+  'Restate the task decisions after a context compaction, from your own understanding (not from the task record): ' +
+  'each decision by its name with its current value as JSON. Answers whether you may continue and what to do otherwise.';
+
+/** The restatement tool's `decisions` argument, as the agent reads it. */
+export const RESTATE_DECISIONS_DESCRIPTION =
+  'decision name → its value as you understand it now (any JSON value)';

@@ -36,7 +36,13 @@ import {
 import type { GateAnswer, ToolEvent, Trigger } from '../../adapters/core/events.js';
 import { ledgerRederive, taskRecordNames } from '../../adapters/core/evidence.js';
 import { decideGate } from '../../adapters/core/gate.js';
-import { compactionContext, summaryInstruction, type Voice } from '../../adapters/core/messages.js';
+import {
+  compactionContext,
+  RESTATE_DECISIONS_DESCRIPTION,
+  RESTATE_TOOL_DESCRIPTION,
+  summaryInstruction,
+  type Voice,
+} from '../../adapters/core/messages.js';
 import { restateInProcess } from '../../adapters/core/observe.js';
 import { launcherFor, oneLine } from '../../adapters/core/process.js';
 import { binPath } from '../../adapters/core/project.js';
@@ -58,10 +64,8 @@ import type { IntegrationOptions, ToolCallView } from './types.js';
 /** The restatement tool every integration offers the agent (one name, whatever the framework). */
 export const RESTATE_TOOL_NAME = 'continuity_restate';
 
-/** The restatement tool's description, as the model reads it. */
-export const RESTATE_TOOL_DESCRIPTION =
-  'Restate the task decisions after a context compaction, from your own understanding (not from the task record): ' +
-  'each decision by its name with its current value as JSON. Answers whether you may continue and what to do otherwise.';
+/** The restatement tool's description, as the model reads it (the MCP tool's words). */
+export { RESTATE_TOOL_DESCRIPTION };
 
 /**
  * The restatement tool's input, as JSON Schema (every framework takes one). A fresh object per
@@ -74,7 +78,7 @@ export function restateToolParameters(): Record<string, unknown> {
     properties: {
       decisions: {
         type: 'object',
-        description: 'decision name → its value as you understand it now (any JSON value)',
+        description: RESTATE_DECISIONS_DESCRIPTION,
         additionalProperties: true,
       },
     },
