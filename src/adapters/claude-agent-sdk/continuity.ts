@@ -34,7 +34,7 @@ import type { CompactedEvent, GateAnswer, TokenCounts, Trigger } from '../core/e
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
 import { decideGate, type LaunchTrust } from '../core/gate.js';
 import { RESTATE_DESCRIPTION } from '../core/mcp.js';
-import { compactionContext, summaryInstruction, type Voice } from '../core/messages.js';
+import { compactionContext, restateToolHint, summaryInstruction, type Voice } from '../core/messages.js';
 import { restateInProcess } from '../core/observe.js';
 import { oneLine } from '../core/process.js';
 import { binPath } from '../core/project.js';
@@ -429,11 +429,7 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
   }
 
   private _toolHint(names: readonly string[]): string {
-    const body =
-      names.length === 0
-        ? '"<decision>": <value as JSON>'
-        : names.map((n) => `"${n}": <value as JSON>`).join(', ');
-    return `In this session you can also restate with the tool ${RESTATE_TOOL_NAME}: {"decisions": {${body}}}. It records the same restatement and answers the same way.`;
+    return restateToolHint(RESTATE_TOOL_NAME, names);
   }
 
   // ── The gate ──────────────────────────────────────────────────────────────────────────────

@@ -40,6 +40,7 @@ import {
   compactionContext,
   RESTATE_DECISIONS_DESCRIPTION,
   RESTATE_TOOL_DESCRIPTION,
+  restateToolHint,
   summaryInstruction,
   type Voice,
 } from '../../adapters/core/messages.js';
@@ -431,11 +432,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function toolHint(names: readonly string[]): string {
-  const body =
-    names.length === 0
-      ? '"<decision>": <value as JSON>'
-      : names.map((n) => `"${n}": <value as JSON>`).join(', ');
-  return `In this session you can also restate with the tool ${RESTATE_TOOL_NAME}: {"decisions": {${body}}}. It records the same restatement and answers the same way.`;
+  return restateToolHint(RESTATE_TOOL_NAME, names);
 }
 
 function askOnFailure(code: 'state_unknown' | 'gate_failed'): FrameworkGateAnswer {
