@@ -1,20 +1,4 @@
-/**
- * The end-to-end harness for the real Gemini CLI: the pinned `@google/gemini-cli` bundle from the
- * peer cache run by this process's Node (it needs ≥ 20), our scripted Gemini API server
- * (test/support/gemini-server.ts) as its endpoint (`GOOGLE_GEMINI_BASE_URL`, an API key), and a
- * private world per scenario: HOME (with Gemini's user settings: API-key auth and the compression
- * threshold `model.compressionThreshold`), a project set up by the real `continuity init gemini
- * --command "node <repo>/bin/continuity.js"`, a task record, a state directory with the ledger and
- * keys, and `continuity` on the agent's PATH.
- *
- * Gemini runs headless (`-p`) with `--yolo`: every tool runs without a prompt, so what stops a
- * write is the continuity gate's answer to the BeforeTool hook and nothing else.
- *
- * The world's runtime-neutral part, and what the scenarios read of the evidence, are in
- * test/support/agent-e2e.ts. Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
- */
-import { expect } from 'vitest';
-import { type AgentWorld, agentWorld, type ResumedTurn } from '../support/agent-e2e.js';
+import { type AgentWorld, agentWorld, type ResumedTurn, resumedTurnOf } from '../support/agent-e2e.js';
 import {
   type GeminiServer,
   type RecordedRequest,
@@ -90,22 +74,16 @@ export async function makeWorld(suite: Suite): Promise<World> {
   };
 }
 
-/** A resumed run on one scripted call, then a final answer (`--resume latest`). */
-export const resumedTurn: ResumedTurn<World> = async (w, prompt, call) => {
-  const server = await startGeminiServer({
-    steps: [
-      'command' in call ? shell(call.id, call.command) : writeFile(call.id, call.path, call.content),
-      { text: 'Done.' },
-    ],
-  });
-  try {
-    const r = await w.gemini(server, prompt, { resume: true });
-    expect(r.status, r.stderr).toBe(0);
-    return resultOf(server, call.id);
-  } finally {
-    await server.close();
-  }
-};
+/** A resumed run on scripted calls, then a final answer (`--resume latest`). */
+export const resumedTurn: ResumedTurn<World> = resumedTurnOf<World, GeminiServer, Step>({
+  start: (steps) => startGeminiServer({ steps }),
+  resume: (w, server, prompt) => w.gemini(server, prompt, { resume: true }),
+  resultOf,
+  shell,
+  writeFile,
+  restate,
+  done: { text: 'Done.' },
+});
 
 // ── Script steps ────────────────────────────────────────────────────────────────────────────────
 

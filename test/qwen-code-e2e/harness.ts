@@ -14,8 +14,7 @@
  * test/support/agent-e2e.ts. Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
 import { dirname } from 'node:path';
-import { expect } from 'vitest';
-import { type AgentWorld, agentWorld, type ResumedTurn } from '../support/agent-e2e.js';
+import { type AgentWorld, agentWorld, type ResumedTurn, resumedTurnOf } from '../support/agent-e2e.js';
 import {
   type ChatServer,
   messageText,
@@ -91,22 +90,16 @@ export async function makeWorld(suite: Suite): Promise<World> {
   };
 }
 
-/** A resumed run on one scripted call, then a final answer (`--continue`). */
-export const resumedTurn: ResumedTurn<World> = async (w, prompt, call) => {
-  const server = await startChatServer({
-    steps: [
-      'command' in call ? shell(call.id, call.command) : writeFile(call.id, call.path, call.content),
-      { text: 'Done.' },
-    ],
-  });
-  try {
-    const r = await w.qwen(server, prompt, { resume: true });
-    expect(r.status, r.stderr).toBe(0);
-    return resultOf(server, call.id);
-  } finally {
-    await server.close();
-  }
-};
+/** A resumed run on scripted calls, then a final answer (`--continue`). */
+export const resumedTurn: ResumedTurn<World> = resumedTurnOf<World, ChatServer, Step>({
+  start: (steps) => startChatServer({ steps }),
+  resume: (w, server, prompt) => w.qwen(server, prompt, { resume: true }),
+  resultOf,
+  shell,
+  writeFile,
+  restate,
+  done: { text: 'Done.' },
+});
 
 // ── Script steps ────────────────────────────────────────────────────────────────────────────────
 

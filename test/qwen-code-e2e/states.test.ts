@@ -15,6 +15,7 @@ import { SUMMARY_INSTRUCTION_PREFIX } from '../../src/adapters/core/messages.js'
 import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
 import {
   compactionSpans,
+  expectDroppedDecisionBlocks,
   expectOneBoundary as expectOneAdapterBoundary,
   expectOnlyAHumanApproves,
   onlySession,
@@ -168,31 +169,10 @@ describe.concurrent('Qwen Code on the real binary', () => {
         } finally {
           await compress.close();
         }
-        const { approval_boundary: _left, ...partial } = w.values;
         // The resumed session does not carry the context SessionStart(compact) added in the
         // /compress run; the gate's answer to the first write names the restatement command.
-        const after = await startChatServer({
-          steps: [
-            writeFile('w-first', w.file('first.txt'), 'before restating\n'),
-            restate('restate', partial),
-            writeFile('w-after', w.file('after.txt'), 'after\n'),
-            { text: 'Done.' },
-          ],
-        });
-        try {
-          const r = await w.qwen(after, 'Go on.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-          expect(resultOf(after, 'w-first')).toContain('(unverified: post_observation_missing)');
-          expect(resultOf(after, 'restate')).toContain('dropped (absent_after_compaction)');
-          expect(resultOf(after, 'w-after')).toContain('Blocked by the continuity gate');
-        } finally {
-          await after.close();
-        }
-        expect(existsSync(w.file('first.txt'))).toBe(false);
-        expect(existsSync(w.file('after.txt'))).toBe(false);
-        expect(onlySession(w)).toBe(sessionId);
+        const st = await expectDroppedDecisionBlocks(w, sessionId, resumedTurn);
         expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['dropped', 'manual']);
       } finally {
         w.dispose();

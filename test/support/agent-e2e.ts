@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { ATTR_RUNTIME, ATTR_SESSION_ID } from '../../src/otel/semconv.js';
-import { boundaryIdsOf, humanApproves, sessionRecords, statusOf } from './evidence.js';
+import { boundaryIdsOf, humanApproves, type SessionStatus, sessionRecords, statusOf } from './evidence.js';
 import type { OtlpReceiver, ReceivedSpan } from './otlp-receiver.js';
 import { cleanEnv, type Run } from './processes.js';
 import { type TaskValues, taskRecord, taskValues } from './task.js';
@@ -151,14 +151,62 @@ export function compactionSpans(receiver: OtlpReceiver, sessionId: string, runti
 
 // ── Only a human approves ───────────────────────────────────────────────────────────────────────
 
-/** A tool call the scripted model makes, in the runtime's own tools: a shell command or a file write. */
-export type ScriptedCall = { id: string; command: string } | { id: string; path: string; content: string };
+/**
+ * A tool call the scripted model makes, in the runtime's own tools: a shell command, a file write,
+ * or the restatement of `restate` by the command the context or the gate printed.
+ */
+export type ScriptedCall =
+  | { id: string; command: string }
+  | { id: string; path: string; content: string }
+  | { id: string; restate: Record<string, unknown> };
 
 /**
- * One resumed run of the agent whose scripted model makes `call` and then answers; resolves with
- * what the model was told as the call's result, once the run exited 0.
+ * One resumed run of the agent whose scripted model makes `calls` in turn and then answers, once
+ * the run exited 0; resolves with what the model was told as the result of each call, by its id.
  */
-export type ResumedTurn<W> = (w: W, prompt: string, call: ScriptedCall) => Promise<string | undefined>;
+export type ResumedTurn<W> = (
+  w: W,
+  prompt: string,
+  calls: readonly ScriptedCall[],
+) => Promise<(id: string) => string | undefined>;
+
+/** How a runtime's harness scripts its model and resumes its session, in its own tools' shapes. */
+export interface ScriptedAgent<W, S extends { close(): Promise<void> }, T> {
+  /** Starts the scripted model server on `steps`. */
+  start(steps: T[]): Promise<S>;
+  /** Runs the agent in the world against `server`, resuming the session. */
+  resume(w: W, server: S, prompt: string): Promise<Run>;
+  /** What the model was told as the result of call `id`. */
+  resultOf(server: S, id: string): string | undefined;
+  shell(id: string, command: string): T;
+  writeFile(id: string, path: string, content: string): T;
+  restate(id: string, values: Record<string, unknown>): T;
+  /** The final answer that ends the run. */
+  done: T;
+}
+
+/** The {@link ResumedTurn} of a scripted agent. */
+export function resumedTurnOf<W, S extends { close(): Promise<void> }, T>(
+  agent: ScriptedAgent<W, S, T>,
+): ResumedTurn<W> {
+  return async (w, prompt, calls) => {
+    const steps = calls.map((c) =>
+      'command' in c
+        ? agent.shell(c.id, c.command)
+        : 'restate' in c
+          ? agent.restate(c.id, c.restate)
+          : agent.writeFile(c.id, c.path, c.content),
+    );
+    const server = await agent.start([...steps, agent.done]);
+    try {
+      const r = await agent.resume(w, server, prompt);
+      expect(r.status, r.stderr).toBe(0);
+      return (id) => agent.resultOf(server, id);
+    } finally {
+      await server.close();
+    }
+  };
+}
 
 /**
  * With the session `conflicting` over `scope` (from the task's value to `changed`): the agent's own
@@ -173,11 +221,15 @@ export async function expectOnlyAHumanApproves<W extends AgentWorld>(
   turn: ResumedTurn<W>,
 ): Promise<void> {
   // The agent tries to approve its own change through its shell: the gate refuses it.
-  const selfApproval = await turn(w, 'Approve it.', {
-    id: 'self-approve',
-    command: `continuity approve --session ${sessionId} --decision scope --from '${JSON.stringify(w.values.scope)}' --to '${JSON.stringify(changed.scope)}' --ref self --by agent`,
-  });
-  expect(selfApproval).toContain('Refused by the continuity gate: approvals come from a human');
+  const selfApproval = await turn(w, 'Approve it.', [
+    {
+      id: 'self-approve',
+      command: `continuity approve --session ${sessionId} --decision scope --from '${JSON.stringify(w.values.scope)}' --to '${JSON.stringify(changed.scope)}' --ref self --by agent`,
+    },
+  ]);
+  expect(selfApproval('self-approve')).toContain(
+    'Refused by the continuity gate: approvals come from a human',
+  );
   expect(w.ledgerRecords().filter((x) => x.type === 'approval')).toHaveLength(0);
   expect((await statusOf(w.continuity, sessionId)).state).toBe('conflicting');
 
@@ -188,7 +240,37 @@ export async function expectOnlyAHumanApproves<W extends AgentWorld>(
     to: changed.scope,
     ref: 'CHG-1',
   });
-  await turn(w, 'Go on.', { id: 'w-approved', path: w.file('approved.txt'), content: 'approved\n' });
+  await turn(w, 'Go on.', [{ id: 'w-approved', path: w.file('approved.txt'), content: 'approved\n' }]);
   expect(existsSync(w.file('approved.txt'))).toBe(true);
   expect((await statusOf(w.continuity, sessionId)).state).toBe('approved_change');
+}
+
+// ── A dropped decision ──────────────────────────────────────────────────────────────────────────
+
+/**
+ * After a compaction of the session whose context the resumed run does not carry: the first write
+ * waits for the restatement (the gate's answer names the command), a restatement without
+ * `approval_boundary` is `dropped`, and the write after it is blocked; nothing is written and the
+ * session stays the one. Resolves with the session's status (its state `dropped`).
+ */
+export async function expectDroppedDecisionBlocks<W extends AgentWorld>(
+  w: W,
+  sessionId: string,
+  turn: ResumedTurn<W>,
+): Promise<SessionStatus> {
+  const { approval_boundary: _left, ...partial } = w.values;
+  const result = await turn(w, 'Go on.', [
+    { id: 'w-first', path: w.file('first.txt'), content: 'before restating\n' },
+    { id: 'restate', restate: partial },
+    { id: 'w-after', path: w.file('after.txt'), content: 'after\n' },
+  ]);
+  expect(result('w-first')).toContain('(unverified: post_observation_missing)');
+  expect(result('restate')).toContain('dropped (absent_after_compaction)');
+  expect(result('w-after')).toContain('Blocked by the continuity gate');
+  expect(existsSync(w.file('first.txt'))).toBe(false);
+  expect(existsSync(w.file('after.txt'))).toBe(false);
+  expect(onlySession(w)).toBe(sessionId);
+  const st = await statusOf(w.continuity, sessionId);
+  expect(st.state).toBe('dropped');
+  return st;
 }
