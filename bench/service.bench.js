@@ -4,8 +4,9 @@
 //
 // 1. Ingest throughput, spans/s, OTLP/HTTP protobuf in batches of 512: a client sends to the
 //    service (a `node bin/continuity.js serve` child process), the service forwards to a sink;
-//    the baseline is a pass-through relay on the same HTTP stack (node:http in a child process:
-//    read the body, answer 200, forward the bytes with the same keep-alive concurrency). Measured
+//    the baseline is a pass-through relay on the same HTTP stack (bench/relay.js, node:http in a
+//    child process: read the body, answer 200, forward the bytes with the same keep-alive
+//    concurrency). Measured
 //    from the first request until the sink has every span. Two mixes: ordinary spans only, and
 //    batches where 16 of the 512 spans are compaction spans (pre/post pairs), so the service also
 //    correlates, journals (fsync), enriches and splices.
@@ -17,341 +18,40 @@
 //    the service log) and the final one at SIGTERM, and the longest answer to a one-span probe
 //    request sent every 25 ms throughout (against the median probe: what persistence adds).
 //
+// The load, the sink and the children are bench/otlp-load.js's, which bench/stack/collector.js uses too.
+//
 // Run: npm run bench (builds first), or node --expose-gc bench/run.js service after `npm run build`.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs/light.js';
+import { join } from 'node:path';
 import { Correlator } from '../dist/correlate/correlator.js';
 import { readCompactionSpan, snapshotAttributes } from '../dist/otel/attributes.js';
-import { encodeTraceRequest, recordToAttributes } from '../dist/otlp/index.js';
+import { encodeTraceRequest } from '../dist/otlp/index.js';
+import {
+  BATCH,
+  batches,
+  CONCURRENCY,
+  clientAgent,
+  cpuMsOf,
+  DIGEST,
+  fmt,
+  hex,
+  mainThreadMsOf,
+  median,
+  post,
+  sendAll,
+  snapshot,
+  span,
+  startRelay,
+  startService,
+  startSink,
+  throughput,
+} from './otlp-load.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const BIN = join(here, '..', 'bin', 'continuity.js');
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
-export const BATCH = 512;
-export const CONCURRENCY = 4;
 /** A floor under V8's old-generation limit, MiB (docs/service.md, "Run it"). */
-export const HEAP_FLOOR = '--initial-old-space-size=128';
-
-// ── Load ─────────────────────────────────────────────────────────────────────────────────────
-
-const DIGEST = (/** @type {number} */ i) => `sha256:${i.toString(16).padStart(64, '0')}`;
-const NAMES = ['scope', 'approval_boundary', 'target', 'constraint', 'acceptance_test'];
-
-/** A 5-decision snapshot for one session. @param {string} sessionId @param {string} at */
-function snapshot(sessionId, at) {
-  /** @type {Record<string, {digest: string, revision: number, observedAt: string, source: string}>} */
-  const decisions = {};
-  NAMES.forEach((n, i) => {
-    decisions[n] = { digest: DIGEST(i + 1), revision: 1, observedAt: at, source: 'task-record' };
-  });
-  return { sessionId, capturedAt: at, normalizerVersion: 1, decisions };
-}
-
-let idSeq = 1;
-const hex = (/** @type {number} */ n, /** @type {number} */ len) => n.toString(16).padStart(len, '0');
-
-/** One OTLP span object. @param {string} name @param {Record<string, unknown>} attributes */
-function span(name, attributes) {
-  const id = idSeq++;
-  return {
-    traceId: hex(id, 32),
-    spanId: hex(id, 16),
-    name,
-    kind: 1,
-    startTimeUnixNano: '1764500000000000000',
-    endTimeUnixNano: '1764500000100000000',
-    attributes: recordToAttributes(/** @type {never} */ (attributes)),
-  };
-}
-
-/**
- * `count` protobuf batches of 512 spans: ordinary spans with a few attributes, and per batch
- * `pairs` pre/post pairs in fresh sessions (or `pres` pre spans only).
- * @param {number} count @param {{ pairs?: number, pres?: number }} mix @param {string} tag
- */
-export function batches(count, mix, tag) {
-  const out = [];
-  for (let b = 0; b < count; b++) {
-    const spans = [];
-    for (let p = 0; p < (mix.pairs ?? 0); p++) {
-      const sid = `${tag}-${b}-${p}`;
-      const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' };
-      spans.push(
-        span(
-          'continuity.compaction.pre',
-          snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx),
-        ),
-      );
-      spans.push(
-        span(
-          'continuity.compaction.post',
-          snapshotAttributes('post', snapshot(sid, '2026-11-30T10:05:00Z'), ctx),
-        ),
-      );
-    }
-    for (let p = 0; p < (mix.pres ?? 0); p++) {
-      const sid = `${tag}-${b}-${p}`;
-      const ctx = { boundaryId: `${sid}-b`, runtime: 'sdk', trigger: 'auto' };
-      spans.push(
-        span(
-          'continuity.compaction.pre',
-          snapshotAttributes('pre', snapshot(sid, '2026-11-30T10:00:00Z'), ctx),
-        ),
-      );
-    }
-    while (spans.length < BATCH) {
-      spans.push(
-        span('llm.call', {
-          'gen_ai.system': 'example',
-          'gen_ai.request.model': 'model-1',
-          'gen_ai.usage.input_tokens': 1200,
-          'http.response.status_code': 200,
-        }),
-      );
-    }
-    out.push(
-      Buffer.from(
-        encodeTraceRequest(
-          {
-            resourceSpans: [
-              {
-                resource: { attributes: recordToAttributes({ 'service.name': 'bench-agent' }) },
-                scopeSpans: [{ scope: { name: 'bench' }, spans }],
-              },
-            ],
-          },
-          'protobuf',
-        ),
-      ),
-    );
-  }
-  return out;
-}
-
-// ── The sink: counts spans by walking the protobuf wire format (no full decode) ──────────────
-
-/** Spans in an ExportTraceServiceRequest body. @param {Uint8Array} body */
-export function countSpans(body) {
-  let n = 0;
-  const top = protobuf.Reader.create(body);
-  while (top.pos < top.len) {
-    const tag = top.uint32();
-    if (tag >>> 3 !== 1 || (tag & 7) !== 2) {
-      top.skipType(tag & 7);
-      continue;
-    }
-    const rs = protobuf.Reader.create(top.bytes());
-    while (rs.pos < rs.len) {
-      const t = rs.uint32();
-      if (t >>> 3 !== 2 || (t & 7) !== 2) {
-        rs.skipType(t & 7);
-        continue;
-      }
-      const ss = protobuf.Reader.create(rs.bytes());
-      while (ss.pos < ss.len) {
-        const s = ss.uint32();
-        if (s >>> 3 === 2) n++;
-        ss.skipType(s & 7);
-      }
-    }
-  }
-  return n;
-}
-
-export async function startSink() {
-  let spans = 0;
-  /** @type {Array<() => void>} */
-  let waiters = [];
-  const server = createServer((req, res) => {
-    /** @type {Buffer[]} */
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      spans += countSpans(Buffer.concat(chunks));
-      res.writeHead(200, { 'content-length': 0 });
-      res.end();
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f();
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
-  const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
-  return {
-    url: `http://127.0.0.1:${port}/v1/traces`,
-    get spans() {
-      return spans;
-    },
-    reset() {
-      spans = 0;
-    },
-    /** Resolves once `n` spans arrived; rejects after 120 s without them (nothing may hang). @param {number} n */
-    until(n) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`sink: ${spans} of ${n} spans after 120 s`)),
-          120_000,
-        );
-        const check = () => {
-          if (spans < n) return waiters.push(check);
-          clearTimeout(timer);
-          resolve(undefined);
-        };
-        check();
-      });
-    },
-    close: () => new Promise((r) => server.close(() => r(undefined))),
-  };
-}
-
-/**
- * CPU time (user + system, every thread) a process has used, ms; NaN where /proc is not there.
- * Unlike throughput it does not move when other processes take the cores, so it is printed beside.
- * @param {number | undefined} pid
- */
-export function cpuMsOf(pid) {
-  return ticksMs(`/proc/${pid}/stat`);
-}
-
-/**
- * CPU time of a process's main thread alone (its JavaScript, and what V8 does on it), ms. The
- * rest of {@link cpuMsOf} is V8's helper threads (concurrent marking, parallel scavenges,
- * compilation) and libuv's (fdatasync): the main thread is what bounds a Node service's
- * throughput, the whole process what it costs the machine.
- * @param {number | undefined} pid
- */
-export function mainThreadMsOf(pid) {
-  return ticksMs(`/proc/${pid}/task/${pid}/stat`);
-}
-
-/** utime + stime of a proc(5) `stat` file, ms; NaN where it cannot be read. @param {string} path */
-function ticksMs(path) {
-  try {
-    const stat = readFileSync(path, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, fields 14 and 15 of proc(5), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-// ── Children ─────────────────────────────────────────────────────────────────────────────────
-
-/** Every child started, stopped by PID when this process exits, whatever happened. */
-/** @type {import('node:child_process').ChildProcess[]} */
-const children = [];
-process.on('exit', () => {
-  for (const c of children)
-    if (c.exitCode === null && c.signalCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
-});
-
-/** @param {string[]} args @param {NodeJS.ProcessEnv} [env] */
-export async function child(args, env) {
-  const proc = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, ...env },
-  });
-  children.push(proc);
-  let err = '';
-  proc.stderr.on('data', (d) => {
-    err += d;
-  });
-  const line = await new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    proc.once('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
-  });
-  const addr = JSON.parse(line);
-  return {
-    otlp: /** @type {string} */ (addr.otlp),
-    grpc: /** @type {string | undefined} */ (addr.grpc),
-    metrics: /** @type {string | undefined} */ (addr.metrics),
-    pid: proc.pid,
-    stderr: () => err,
-    stop: () =>
-      new Promise((resolve) => {
-        proc.once('exit', () => resolve(undefined));
-        proc.kill('SIGTERM');
-      }),
-  };
-}
-
-/**
- * `continuity serve` in a child, its configuration (`extra` replaces whole top-level keys) in
- * `stateDir`. @param {string} sinkUrl @param {string} stateDir @param {Record<string, unknown>} [extra]
- * @param {NodeJS.ProcessEnv} [env] @param {string[]} [nodeFlags] node options before the script
- */
-export async function startService(sinkUrl, stateDir, extra = {}, env = undefined, nodeFlags = []) {
-  mkdirSync(stateDir, { recursive: true });
-  const file = join(stateDir, 'bench.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      server: { port: 0 },
-      downstream: { endpoint: sinkUrl, queueMaxSpans: 1_000_000 },
-      state: { dir: join(stateDir, 'state') },
-      log: { level: 'warn' },
-      ...extra,
-    }),
-  );
-  return child([...nodeFlags, BIN, 'serve', '--config', file], env);
-}
-
-const clientAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-
-/** @param {string} url @param {Buffer} body */
-export function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent: clientAgent,
-        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve(undefined) : reject(new Error(`status ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('error', (e) => reject(new Error(`POST ${url}: ${e.message}`)));
-    req.end(body);
-  });
-}
-
-/** Sends every body with CONCURRENCY in flight. @param {string} url @param {Buffer[]} bodies */
-export async function sendAll(url, bodies) {
-  let next = 0;
-  const worker = async () => {
-    while (next < bodies.length) await post(url, /** @type {Buffer} */ (bodies[next++]));
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-}
-
-/**
- * Spans/s from the first request until the sink has them all.
- * @param {string} url @param {Buffer[]} bodies @param {Awaited<ReturnType<typeof startSink>>} sink
- */
-export async function throughput(url, bodies, sink) {
-  sink.reset();
-  const t0 = process.hrtime.bigint();
-  await sendAll(url, bodies);
-  await sink.until(bodies.length * BATCH);
-  return (bodies.length * BATCH) / (Number(process.hrtime.bigint() - t0) / 1e9);
-}
+const HEAP_FLOOR = '--initial-old-space-size=128';
 
 /** The body of a GET. @param {string} url @returns {Promise<string>} */
 function getText(url) {
@@ -367,14 +67,6 @@ function getText(url) {
       .end();
   });
 }
-
-/** @param {number[]} xs */
-export function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return /** @type {number} */ (s[Math.floor(s.length / 2)]);
-}
-
-export const fmt = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US');
 
 async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'bench-serve-'));
@@ -399,14 +91,14 @@ function section(n) {
   return only === undefined || only.split(',').map(Number).includes(n);
 }
 
-/** Section 1. @param {Awaited<ReturnType<typeof startSink>>} sink @param {string} tmp */
+/** Section 1. @param {import('./otlp-load.js').Sink} sink @param {string} tmp */
 async function throughputSection(sink, tmp) {
   const ROUNDS = 5;
   // Requests per round. Rounds are short (the relay's well under a second); BENCH_SERVE_N makes
   // them longer, which also takes the service past the journal size where it snapshots in the
   // background (64 MiB, about 3 200 compaction requests), as a long-running one does.
   const N = Number(process.env.BENCH_SERVE_N ?? 120);
-  const relay = await child([fileURLToPath(import.meta.url), '--relay', sink.url]);
+  const relay = await startRelay(sink.url);
   // The service with no floor under V8's old-generation limit (CONTINUITY_SERVE_HEAP_FLOOR_MB=0),
   // as it starts (on Node 20, which has no execve, the floor applied from inside the process:
   // src/service/heap-floor.ts; on Node 22.15 and later, on the command line), and started with the
@@ -493,7 +185,7 @@ async function throughputSection(sink, tmp) {
   for (const { proc } of services) await proc.stop();
 }
 
-/** Section 2. @param {Awaited<ReturnType<typeof startSink>>} sink */
+/** Section 2. @param {import('./otlp-load.js').Sink} sink */
 async function memorySection(sink) {
   const PENDING = 100_000;
   console.log(`\nmemory per pending boundary, 5 decisions, ${fmt(PENDING)} pending:`);
@@ -681,64 +373,4 @@ function histogram(text, name) {
   };
 }
 
-// ── The relay baseline (this file, run as a child with --relay <downstream url>) ─────────────
-function runRelay() {
-  const target = new URL(/** @type {string} */ (process.argv[3]));
-  const agent = new Agent({ keepAlive: true, maxSockets: 2 });
-  /** @type {Buffer[]} */
-  const queue = [];
-  let active = 0;
-  const pump = () => {
-    while (active < 2 && queue.length > 0) {
-      const body = /** @type {Buffer} */ (queue.shift());
-      active++;
-      const req = request(
-        target,
-        {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            active--;
-            pump();
-          });
-        },
-      );
-      req.on('error', () => {
-        active--;
-        pump();
-      });
-      req.end(body);
-    }
-  };
-  const server = createServer((req, res) => {
-    /** @type {Buffer[]} */
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      queue.push(Buffer.concat(chunks));
-      pump();
-      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 });
-      res.end();
-    });
-  });
-  // As the service's listener (src/service/server.ts): Node's 5 s default closes a keep-alive
-  // socket the client is just reusing while the other side is measured ("socket hang up").
-  server.keepAliveTimeout = 65_000;
-  server.listen(0, '127.0.0.1', () => {
-    const a = /** @type {import('node:net').AddressInfo} */ (server.address());
-    process.stdout.write(`${JSON.stringify({ otlp: `http://127.0.0.1:${a.port}/v1/traces` })}\n`);
-  });
-  process.on('SIGTERM', () => process.exit(0));
-}
-
-/** This file, run as the relay: `node service.bench.js --relay <downstream url>` (bench/stack uses it too). */
-export const RELAY_SCRIPT = fileURLToPath(import.meta.url);
-// Imported by bench/stack/collector.js for its load, sink and children; run only as the entry point.
-if (process.argv[1] === RELAY_SCRIPT) {
-  if (process.argv[2] === '--relay') runRelay();
-  else await main();
-}
+await main();

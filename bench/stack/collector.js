@@ -22,13 +22,13 @@
 // the added p99 is the p99 with continuity serve minus the p99 of the Collector alone.
 //
 // Then `continuity serve` as it starts (on Node 20 with the heap floor applied from inside the
-// process; Node >= 22.15 puts it on its command line) and with no floor, against
-// bench/service.bench.js's pass-through relay on the stress mix.
+// process; Node >= 22.15 puts it on its command line) and with no floor, against the benches'
+// pass-through relay (bench/relay.js) on the stress mix. The load, the sink and the children are
+// bench/otlp-load.js's, which bench/service.bench.js uses too.
 //
 // Run: npm run bench:stack (builds the package, and the Collector if it is not in the cache).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,15 +37,16 @@ import { ensureCollector, STACK_VERSIONS } from '../../scripts/stack/toolchain.j
 import {
   BATCH,
   batches,
-  child,
-  countSpans,
   cpuMsOf,
   fmt,
   median,
-  RELAY_SCRIPT,
+  post,
+  spawnChild,
+  startRelay,
   startService,
+  startSink,
   throughput,
-} from '../service.bench.js';
+} from '../otlp-load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_STACK_ROUNDS ?? 5);
@@ -55,78 +56,7 @@ const MIXES = (process.env.BENCH_STACK_MIXES ?? 'ordinary,realistic,stress').spl
 /** Whether to run the serve-vs-relay section (BENCH_STACK_RELAY=0 skips it). */
 const RELAY = process.env.BENCH_STACK_RELAY !== '0';
 
-// ── The sink: counts spans, and notes when each probe's trace id arrives ────────────────────
-
-async function startSink() {
-  let spans = 0;
-  /** @type {Array<() => void>} */
-  let waiters = [];
-  /** @type {Map<string, { id: Buffer, sent: bigint, resolve: (ms: number) => void }>} */
-  const probes = new Map();
-  const server = createServer((req, res) => {
-    /** @type {Buffer[]} */
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const now = process.hrtime.bigint();
-      for (const [key, p] of probes) {
-        if (body.indexOf(p.id) >= 0) {
-          probes.delete(key);
-          p.resolve(Number(now - p.sent) / 1e6);
-        }
-      }
-      spans += countSpans(body);
-      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 });
-      res.end();
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f();
-    });
-  });
-  server.keepAliveTimeout = 65_000;
-  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
-  const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
-  return {
-    url: `http://127.0.0.1:${port}/v1/traces`,
-    get spans() {
-      return spans;
-    },
-    reset() {
-      spans = 0;
-    },
-    /** @param {number} n */
-    until(n) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`sink: ${spans} of ${n} spans after 180 s`)),
-          180_000,
-        );
-        const check = () => {
-          if (spans < n) return waiters.push(check);
-          clearTimeout(timer);
-          resolve(undefined);
-        };
-        check();
-      });
-    },
-    /** Resolves with the ms from `sent` until a body holding `id` arrived. @param {Buffer} id @param {bigint} sent */
-    probe(id, sent) {
-      return new Promise((resolve) => probes.set(id.toString('hex'), { id, sent, resolve }));
-    },
-    close: () => new Promise((r) => server.close(() => r(undefined))),
-  };
-}
-
-/** @typedef {Awaited<ReturnType<typeof startSink>>} Sink */
-
 // ── Children ────────────────────────────────────────────────────────────────────────────────
-
-/** @type {import('node:child_process').ChildProcess[]} */
-const procs = [];
-process.on('exit', () => {
-  for (const p of procs) if (p.exitCode === null && p.pid) process.kill(p.pid, 'SIGKILL');
-});
 
 /** A free port (bound, released). */
 async function freePort() {
@@ -146,7 +76,7 @@ async function freePort() {
  */
 async function startCollector(binary, next, sink, enrichedPort, grpc) {
   const inPort = await freePort();
-  const proc = spawn(binary, ['--config', join(here, 'otelcol-bench.yaml')], {
+  const proc = spawnChild(binary, ['--config', join(here, 'otelcol-bench.yaml')], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       PATH: process.env.PATH,
@@ -161,7 +91,6 @@ async function startCollector(binary, next, sink, enrichedPort, grpc) {
       }),
     },
   });
-  procs.push(proc);
   let err = '';
   proc.stderr?.on('data', (d) => {
     err += d;
@@ -169,7 +98,7 @@ async function startCollector(binary, next, sink, enrichedPort, grpc) {
   const url = `http://127.0.0.1:${inPort}/v1/traces`;
   // Ready when the receiver answers an empty export.
   for (let i = 0; ; i++) {
-    const ok = await postBody(url, Buffer.alloc(0)).then(
+    const ok = await post(url, Buffer.alloc(0), probeAgent).then(
       () => true,
       () => false,
     );
@@ -189,28 +118,6 @@ async function startCollector(binary, next, sink, enrichedPort, grpc) {
 }
 
 const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-/** @param {string} url @param {Buffer} body @param {Agent} [agent] */
-function postBody(url, body, agent = probeAgent) {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve(undefined) : reject(new Error(`status ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 let probeSeq = 1;
 
@@ -251,7 +158,7 @@ function probeBody() {
 
 /**
  * Sends a probe every 20 ms to `url` until `stop()`; resolves with the latencies.
- * @param {string} url @param {Sink} sink
+ * @param {string} url @param {import('../otlp-load.js').Sink} sink
  */
 function probing(url, sink) {
   /** @type {Promise<number>[]} */
@@ -262,7 +169,7 @@ function probing(url, sink) {
       const { id, body } = probeBody();
       const sent = process.hrtime.bigint();
       latencies.push(sink.probe(id, sent));
-      await postBody(url, body).catch(() => undefined);
+      await post(url, body, probeAgent).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
@@ -298,7 +205,7 @@ function bodies(mix, tag) {
 async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'bench-stack-'));
   const { path: otelcol } = await ensureCollector();
-  const sink = await startSink();
+  const sink = await startSink({ timeoutMs: 180_000 });
   console.log(
     `Collector ${STACK_VERSIONS.collector} (contrib ${STACK_VERSIONS.collectorContrib}), Node ${process.version}; ` +
       `${ROUNDS} rounds of ${N} requests of ${BATCH} spans per mix, rounds alternating\n`,
@@ -411,7 +318,7 @@ async function main() {
     // service with no heap floor (CONTINUITY_SERVE_HEAP_FLOOR_MB=0), as it started on Node 20
     // before the floor was applied from inside the process.
     if (!RELAY) return;
-    const relay = await child([RELAY_SCRIPT, '--relay', sink.url]);
+    const relay = await startRelay(sink.url);
     const svc = await startService(sink.url, join(tmp, 'serve-vs-relay'));
     const bare = await startService(
       sink.url,

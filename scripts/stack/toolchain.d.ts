@@ -10,7 +10,6 @@ export declare const STACK_VERSIONS: {
 };
 export declare const BUILDER_CONFIG: string;
 export declare function stackCacheRoot(env?: NodeJS.ProcessEnv): string;
-export declare function withLock<T>(lock: string, fn: () => T | Promise<T>, staleMs?: number): Promise<T>;
 export declare function requireGo(): string;
 export declare function compareVersions(a: string, b: string): number;
 export interface Artefact {

@@ -13,26 +13,18 @@
  * `~/.cache/agent-continuity/stack`, with Go's own build and module caches inside it (GOCACHE,
  * GOMODCACHE), so CI keeps one folder between runs. Each artefact is built in a temporary folder
  * and renamed into place when complete (a crash never leaves half a binary); parallel runs wait on
- * a lock directory per artefact. Plain JavaScript, so the bench (plain Node) and the suite (vitest)
- * share it.
+ * a lock directory per artefact (../install-lock.js, which the tests' peer installs use too).
+ * Plain JavaScript, so the bench (plain Node) and the suite (vitest) share it.
  *
  * What cannot be built fails with one line naming what to install or run by hand.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fillOnce } from '../install-lock.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -76,47 +68,6 @@ function goEnv() {
     GOTOOLCHAIN: 'local',
     CGO_ENABLED: '0',
   };
-}
-
-const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Runs `fn` holding the lock directory `lock` (mkdir is atomic); a lock whose owner is gone, or
- * older than `staleMs`, is taken over. The same protocol as test/support/peers.ts `withLock`.
- * @template T @param {string} lock @param {() => T | Promise<T>} fn @param {number} [staleMs]
- * @returns {Promise<T>}
- */
-export async function withLock(lock, fn, staleMs = 60 * 60_000) {
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      break;
-    } catch (e) {
-      if (/** @type {NodeJS.ErrnoException} */ (e).code !== 'EEXIST') throw e;
-      let stale = false;
-      try {
-        const pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-        if (Number.isInteger(pid) && pid > 0) {
-          try {
-            process.kill(pid, 0);
-          } catch {
-            stale = true;
-          }
-        }
-        stale ||= Date.now() - statSync(lock).mtimeMs > staleMs;
-      } catch {
-        // The owner is between mkdir and writing its pid, or just released it: try again soon.
-      }
-      if (stale) rmSync(lock, { recursive: true, force: true });
-      else await sleep(500);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
 }
 
 /**
@@ -168,37 +119,17 @@ function step(what, cmd, args, options) {
 }
 
 /**
- * Builds `name` into `<cache>/<id>/` unless it is complete there: `build(tmp)` fills a temporary
- * folder, which is renamed into place only when complete. Records how long the build took.
+ * Builds `<cache>/<id>/` unless it is complete there: `build(tmp)` fills a temporary folder, which
+ * is renamed into place only when complete (../install-lock.js). Says how long the build took.
  * @param {string} id @param {string} file the artefact inside the folder
  * @param {(tmp: string) => void} build
  * @returns {Promise<{ path: string, builtMs: number | null }>}
  */
 async function ensureArtefact(id, file, build) {
-  const root = stackCacheRoot();
-  const dir = join(root, id);
-  const path = join(dir, file);
-  const complete = () => existsSync(join(dir, '.complete')) && existsSync(path);
-  if (complete()) return { path, builtMs: null };
-  mkdirSync(root, { recursive: true });
-  return withLock(`${dir}.lock`, () => {
-    if (complete()) return { path, builtMs: null };
-    const tmp = `${dir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
-    const started = Date.now();
-    try {
-      build(tmp);
-    } catch (e) {
-      rmSync(tmp, { recursive: true, force: true });
-      throw e;
-    }
-    const builtMs = Date.now() - started;
-    writeFileSync(join(tmp, '.complete'), `${JSON.stringify({ at: new Date().toISOString(), builtMs })}\n`);
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(tmp, dir);
-    return { path, builtMs };
-  });
+  const dir = join(stackCacheRoot(), id);
+  // A Go build can take long: a lock is stale only after an hour.
+  const builtMs = await fillOnce(dir, file, build, { staleMs: 60 * 60_000, pollMs: 500 });
+  return { path: join(dir, file), builtMs };
 }
 
 /** The Collector's builder. */

@@ -10,19 +10,9 @@
  *
  * The files hold what the spans hold: digests and opaque identifiers, never a raw value.
  */
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureDir, writeFileAtomic } from '../ledger/atomic-file.js';
 
 /** Most requests kept in the spool. */
 export const MAX_SPOOL_FILES = 1000;
@@ -38,31 +28,6 @@ export type SpoolExt = 'json' | 'pb';
 export interface SpoolEntry {
   name: string;
   size: number;
-}
-
-/** Creates `dir` (and its parents) with mode 0700 when missing. */
-function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-}
-
-/** Writes `data` to `path` atomically: a 0600 temporary file in the same directory, fsync, rename. */
-export function writeSpoolFile(path: string, data: string | Uint8Array): void {
-  ensureDir(dirname(path));
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    if (typeof data === 'string') writeSync(fd, data, null, 'utf8');
-    else writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, path);
-  } catch (e) {
-    unlinkQuiet(tmp);
-    throw e;
-  }
 }
 
 /** Removes `path`, ignoring a file that is already gone. */
@@ -120,7 +85,7 @@ function addDropped(dir: string, n: number): void {
   } catch {
     // No count yet.
   }
-  writeSpoolFile(join(dir, 'dropped'), `${before + n}\n`);
+  writeFileAtomic(join(dir, 'dropped'), `${before + n}\n`);
 }
 
 /**
@@ -146,11 +111,11 @@ export function spoolRequest(dir: string, body: Uint8Array, ext: SpoolExt): numb
   }
   if (dropped > 0) addDropped(dir, dropped);
   const name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}.${ext}`;
-  writeSpoolFile(join(dir, name), body);
+  writeFileAtomic(join(dir, name), body);
   return dropped;
 }
 
 /** Keeps a request the receiver refused as malformed in `<dir>/rejected/`. Throws when it cannot. */
 export function keepRejected(dir: string, name: string, body: Uint8Array): void {
-  writeSpoolFile(join(dir, 'rejected', name), body);
+  writeFileAtomic(join(dir, 'rejected', name), body);
 }

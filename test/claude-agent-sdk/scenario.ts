@@ -27,7 +27,13 @@ import {
   type Step,
   startAnthropicServer,
 } from '../support/anthropic-server.js';
-import { boundaryIdsOf, receivedBytes, sessionRecords, statusOf } from '../support/evidence.js';
+import {
+  boundaryIdsOf,
+  receivedBytes,
+  type SessionStatus,
+  sessionRecords,
+  statusOf,
+} from '../support/evidence.js';
 import { rawStrings, type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
 import {
   appSpans,
@@ -154,18 +160,9 @@ export async function resumeWith(
 
 // ── The ledger ──────────────────────────────────────────────────────────────────────────────────
 
-/** A session's latest boundary as `continuity status --json` recomputes it from the evidence. */
-export interface StatusEntry {
-  sessionId: string;
-  boundaryId: string | null;
-  trigger?: string;
-  state: string | null;
-  reason: string | null;
-}
-
 /** `continuity status --session S --json`, run by the human. */
-export function status(s: Scenario, sessionId: string): Promise<StatusEntry> {
-  return statusOf<StatusEntry>(s.world.cli, sessionId);
+export function status(s: Scenario, sessionId: string): Promise<SessionStatus> {
+  return statusOf(s.world.cli, sessionId);
 }
 
 /** The session's ledger records, in order. */

@@ -22,6 +22,7 @@ import {
   type ApprovedChange,
   humanApproves as approve,
   boundaryIdsOf,
+  type SessionStatus,
   sessionRecords,
   statusOf,
 } from '../support/evidence.js';
@@ -145,13 +146,8 @@ export async function humanApproves(s: Scenario, sessionId: string, change: Appr
 
 // ── The ledger ──────────────────────────────────────────────────────────────────────────────────
 
-/** A session's latest boundary as `continuity status --json` recomputes it from the evidence. */
-export interface StatusEntry {
-  sessionId: string;
-  boundaryId: string | null;
-  trigger?: string;
-  state: string | null;
-  reason: string | null;
+/** A session's latest boundary as `continuity status --json` recomputes it, with its evidence counts. */
+export interface StatusEntry extends SessionStatus {
   evidence: { pre: number | null; post: number | null; boundary: number | null; missing?: unknown[] };
 }
 

@@ -169,6 +169,8 @@ describe('the write gate fast path', () => {
         // The id rules and the secret shapes: a session id shaped like a secret is refused before
         // any state is read or written for it (no dependency).
         'src/decision/rules.ts',
+        // Whole-file writes of the state (node built-ins only), shared with the exporter's spool.
+        'src/ledger/atomic-file.ts',
         // The index's file names and `covered` format (pure): whether the session has new evidence.
         'src/ledger/index-names.ts',
         // The default state directory (node built-ins only).

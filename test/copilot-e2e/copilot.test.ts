@@ -10,11 +10,11 @@
  * hook ran). Copilot makes the summary in the background and applies it at the next turn: the
  * agent's shell waits (bounded) before the scripted writes, so the summary is ready by then.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
+import { type AgentWorld, agentWorld, onlySession } from '../support/agent-e2e.js';
 import { boundaryIdsOf, humanApproves, sessionRecords, statusOf } from '../support/evidence.js';
 import {
   type ChatServer,
@@ -26,9 +26,8 @@ import {
 } from '../support/openai-chat-server.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, PEERS, peerCacheRoot } from '../support/peers.js';
-import { cleanEnv, type Run, run, slots } from '../support/processes.js';
-import { type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import { type Run, run, slots } from '../support/processes.js';
+import { widened } from '../support/task.js';
 
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -50,59 +49,39 @@ afterAll(async () => {
 
 const withSlot = slots(Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 2);
 
-interface World extends WorldFiles {
-  values: TaskValues;
+interface World extends AgentWorld {
   copilot(server: ChatServer, prompt: string, resume?: string): Promise<Run>;
-  continuity(args: string[]): Promise<Run>;
 }
 
 /** `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads from `.claude/settings.json`). */
 async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World> {
   if (!copilot || !receiver) throw new Error('the Copilot suite did not start (see the beforeAll error)');
   const bin = copilot;
-  const root = mkdtempSync(join(tmpdir(), 'copilot-e2e-'));
-  const project = join(root, 'project');
-  const home = join(root, 'home');
-  for (const d of [project, home]) mkdirSync(d, { recursive: true, mode: 0o700 });
-  const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, receiver.endpoint);
-  const env = cleanEnv({
-    PATH: `${binDir}:${process.env.PATH ?? ''}`,
-    HOME: home,
-    // Copilot unpacks its JavaScript under XDG_CACHE_HOME on first run: once, in the peer cache.
-    XDG_CACHE_HOME: join(peerCacheRoot(), 'copilot-unpacked'),
-    COPILOT_OFFLINE: 'true',
-    COPILOT_PROVIDER_TYPE: 'openai',
-    COPILOT_MODEL: MODEL,
-    COPILOT_PROVIDER_MAX_PROMPT_TOKENS: String(MAX_PROMPT_TOKENS),
-    COPILOT_ALLOW_ALL: 'true',
-    COPILOT_AUTO_UPDATE: 'false',
-    TERM: 'dumb',
-    ...continuityEnv,
+  const w = await agentWorld({
+    name: 'copilot-e2e',
+    otlpEndpoint: receiver.endpoint,
+    inits,
+    env: {
+      // Copilot unpacks its JavaScript under XDG_CACHE_HOME on first run: once, in the peer cache.
+      XDG_CACHE_HOME: join(peerCacheRoot(), 'copilot-unpacked'),
+      COPILOT_OFFLINE: 'true',
+      COPILOT_PROVIDER_TYPE: 'openai',
+      COPILOT_MODEL: MODEL,
+      COPILOT_PROVIDER_MAX_PROMPT_TOKENS: String(MAX_PROMPT_TOKENS),
+      COPILOT_ALLOW_ALL: 'true',
+      COPILOT_AUTO_UPDATE: 'false',
+    },
   });
-  const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
-  const cli = continuityCli(project, humanEnv);
-  for (const runtime of inits) {
-    const init = await cli(['init', runtime, '--command', `node ${BIN}`], undefined, env);
-    if (init.status !== 0) throw new Error(`continuity init ${runtime} failed: ${init.stderr}`);
-  }
-  const values = taskValues();
-  writeFileSync(
-    join(project, '.continuity', 'task.json'),
-    `${JSON.stringify({ task: 'copilot-e2e', decisions: taskRecord(values) }, null, 2)}\n`,
-    { mode: 0o600 },
-  );
   return {
-    values,
+    ...w,
     copilot: (server, prompt, resume) =>
       withSlot(() =>
         run(bin, [...(resume ? [`--resume=${resume}`] : []), '-p', prompt, '--allow-all-tools'], {
-          env: { ...env, COPILOT_PROVIDER_BASE_URL: server.url },
-          cwd: project,
+          env: { ...w.env, COPILOT_PROVIDER_BASE_URL: server.url },
+          cwd: w.project,
           timeoutMs: 180_000,
         }),
       ),
-    continuity: (args) => cli(args),
-    ...worldFiles(root, project, { state, ledger }),
   };
 }
 
@@ -146,26 +125,6 @@ function resultOf(server: ChatServer, id: string): string | undefined {
       if (m.role === 'tool' && m.tool_call_id === id) return messageText(m);
   }
   return undefined;
-}
-
-function onlySession(w: World): string {
-  const ids = [
-    ...new Set(
-      w
-        .ledgerRecords()
-        .map((r) => r.sessionId)
-        .filter((x) => typeof x === 'string'),
-    ),
-  ];
-  expect(ids).toHaveLength(1);
-  return ids[0] as string;
-}
-
-interface StatusEntry {
-  boundaryId: string | null;
-  state: string | null;
-  reason: string | null;
-  trigger?: string;
 }
 
 /** A background compaction, a held write, the restatement of `restated`, and a write after it. */
@@ -217,7 +176,7 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         expect(existsSync(w.file('after.txt'))).toBe(false);
         expect(resultOf(server, 'self-approve')).toContain('approvals come from a human');
         expect(w.ledgerRecords().filter((x) => x.type === 'approval')).toHaveLength(0);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.reason, st.trigger]).toEqual(['conflicting', 'unapproved_change', 'auto']);
 
         await humanApproves(w.continuity, sessionId, {
@@ -236,7 +195,7 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
           await next.close();
         }
         expect(existsSync(w.file('approved.txt'))).toBe(true);
-        expect((await statusOf<StatusEntry>(w.continuity, sessionId)).state).toBe('approved_change');
+        expect((await statusOf(w.continuity, sessionId)).state).toBe('approved_change');
         const spans = receiver!.spans.filter((x) => x.attributes['session.id'] === sessionId);
         const compaction = spans.filter((x) => x.name.startsWith('continuity.compaction'));
         expect(compaction.length).toBeGreaterThan(0);
@@ -256,7 +215,7 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         const { server, sessionId } = await compactThenRestate(w, { ...w.values });
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
         expect(existsSync(w.file('after.txt'))).toBe(true);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
       } finally {
         w.dispose();
@@ -318,7 +277,7 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         const { server, sessionId } = await compactThenRestate(w, { ...w.values });
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
         expect(existsSync(w.file('after.txt'))).toBe(true);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
         // Recorded as Copilot's, in the ledger and on the spans.
         const runtimes = sessionRecords(w.ledgerRecords(), sessionId).map((r) => r.runtime);

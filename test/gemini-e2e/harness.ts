@@ -1,20 +1,4 @@
-/**
- * The end-to-end harness for the real Gemini CLI: the pinned `@google/gemini-cli` bundle from the
- * peer cache run by this process's Node (it needs ≥ 20), our scripted Gemini API server
- * (test/support/gemini-server.ts) as its endpoint (`GOOGLE_GEMINI_BASE_URL`, an API key), and a
- * private world per scenario: HOME (with Gemini's user settings: API-key auth and the compression
- * threshold `model.compressionThreshold`), a project set up by the real `continuity init gemini
- * --command "node <repo>/bin/continuity.js"`, a task record, a state directory with the ledger and
- * keys, and `continuity` on the agent's PATH.
- *
- * Gemini runs headless (`-p`) with `--yolo`: every tool runs without a prompt, so what stops a
- * write is the continuity gate's answer to the BeforeTool hook and nothing else.
- *
- * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
- */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { type AgentWorld, agentWorld, type ResumedTurn, resumedTurnOf } from '../support/agent-e2e.js';
 import {
   type GeminiServer,
   type RecordedRequest,
@@ -25,12 +9,8 @@ import {
 } from '../support/gemini-server.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
-import { cleanEnv, type Run, run, slots } from '../support/processes.js';
-import { type TaskValues, taskRecord, taskValues } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import { type Run, run, slots } from '../support/processes.js';
 
-/** The launcher `init --command` writes into the hooks. */
-export const LAUNCHER = `node ${BIN}`;
 /** How long the peer install may take on a fresh machine. */
 export const INSTALL_TIMEOUT_MS = 15 * 60_000;
 /** A ceiling for one scenario (several runs of the binary); never a timing assertion. */
@@ -56,70 +36,54 @@ export async function startSuite(): Promise<Suite> {
 const withSlot = slots(Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 2);
 
 /** One scenario's world. */
-export interface World extends WorldFiles {
-  project: string;
-  home: string;
-  values: TaskValues;
+export interface World extends AgentWorld {
   /** Runs `gemini -p PROMPT --yolo` in the project against `server` (`--resume latest` resumes the last session). */
   gemini(server: GeminiServer, prompt: string, options?: { resume?: boolean }): Promise<Run>;
-  /** `continuity …` run by the human in their own terminal. */
-  continuity(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Run>;
-  /** What `init` printed. */
-  initOutput: string;
 }
 
 /** Creates a world: directories, keys, Gemini's user settings, `continuity init gemini`, the task record. */
 export async function makeWorld(suite: Suite): Promise<World> {
-  const root = mkdtempSync(join(tmpdir(), 'gemini-e2e-'));
-  const project = join(root, 'project');
-  const home = join(root, 'home');
-  for (const d of [project, join(home, '.gemini')]) mkdirSync(d, { recursive: true, mode: 0o700 });
-  const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, suite.receiver.endpoint);
-  // The user's settings: API-key auth and the compression threshold; the project's settings stay
-  // exactly what init wrote.
-  writeFileSync(
-    join(home, '.gemini', 'settings.json'),
-    JSON.stringify({
-      model: { compressionThreshold: 0.5 },
-      security: { auth: { selectedType: 'gemini-api-key' } },
-    }),
-  );
-  const env = cleanEnv({
-    PATH: `${binDir}:${process.env.PATH ?? ''}`,
-    HOME: home,
-    GEMINI_API_KEY: 'test',
-    // A headless run in a folder the user has not marked trusted.
-    GEMINI_CLI_TRUST_WORKSPACE: 'true',
-    TERM: 'dumb',
-    ...continuityEnv,
+  const w = await agentWorld({
+    name: 'gemini-e2e',
+    otlpEndpoint: suite.receiver.endpoint,
+    inits: ['gemini'],
+    // API-key auth and the compression threshold.
+    settings: {
+      path: '.gemini/settings.json',
+      json: {
+        model: { compressionThreshold: 0.5 },
+        security: { auth: { selectedType: 'gemini-api-key' } },
+      },
+    },
+    env: {
+      GEMINI_API_KEY: 'test',
+      // A headless run in a folder the user has not marked trusted.
+      GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    },
   });
-  const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
-  const cli = continuityCli(project, humanEnv);
-  const init = await cli(['init', 'gemini', '--command', LAUNCHER], undefined, env);
-  if (init.status !== 0) throw new Error(`continuity init gemini failed: ${init.stderr}`);
-  const values = taskValues();
-  writeFileSync(
-    join(project, '.continuity', 'task.json'),
-    `${JSON.stringify({ task: 'gemini-e2e', decisions: taskRecord(values) }, null, 2)}\n`,
-    { mode: 0o600 },
-  );
   return {
-    project,
-    home,
-    values,
-    initOutput: init.stdout,
+    ...w,
     gemini: (server, prompt, { resume = false } = {}) =>
       withSlot(() =>
         run(
           process.execPath,
           [suite.gemini, ...(resume ? ['--resume', 'latest'] : []), '-p', prompt, '--yolo', '-m', MODEL],
-          { env: { ...env, GOOGLE_GEMINI_BASE_URL: server.url }, cwd: project, timeoutMs: 180_000 },
+          { env: { ...w.env, GOOGLE_GEMINI_BASE_URL: server.url }, cwd: w.project, timeoutMs: 180_000 },
         ),
       ),
-    continuity: cli,
-    ...worldFiles(root, project, { state, ledger }),
   };
 }
+
+/** A resumed run on scripted calls, then a final answer (`--resume latest`). */
+export const resumedTurn: ResumedTurn<World> = resumedTurnOf<World, GeminiServer, Step>({
+  start: (steps) => startGeminiServer({ steps }),
+  resume: (w, server, prompt) => w.gemini(server, prompt, { resume: true }),
+  resultOf,
+  shell,
+  writeFile,
+  restate,
+  done: { text: 'Done.' },
+});
 
 // ── Script steps ────────────────────────────────────────────────────────────────────────────────
 

@@ -12,8 +12,14 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
-import { boundaryIdsOf, humanApproves, sessionRecords, statusOf } from '../support/evidence.js';
+import {
+  compactionSpans,
+  expectDroppedDecisionBlocks,
+  expectOneBoundary as expectOneAdapterBoundary,
+  expectOnlyAHumanApproves,
+  onlySession,
+} from '../support/agent-e2e.js';
+import { boundaryIdsOf, sessionRecords, statusOf } from '../support/evidence.js';
 import { widened } from '../support/task.js';
 import {
   type GeminiServer,
@@ -25,10 +31,12 @@ import {
   requestText,
   restate,
   resultOf,
+  resumedTurn,
   SCENARIO_TIMEOUT_MS,
   type Suite,
   shell,
   startGeminiServer,
+  startSuite,
   type World,
   writeFile,
 } from './harness.js';
@@ -45,49 +53,14 @@ const s = (): Suite => {
   return suite;
 };
 
-import { startSuite } from './harness.js';
-
-interface StatusEntry {
-  sessionId: string;
-  boundaryId: string | null;
-  trigger?: string;
-  state: string | null;
-  reason: string | null;
-}
-
-/** The one session the world's ledger holds records of. */
-function onlySession(w: World): string {
-  const ids = [
-    ...new Set(
-      w
-        .ledgerRecords()
-        .map((r) => r.sessionId)
-        .filter((x) => typeof x === 'string'),
-    ),
-  ];
-  expect(ids).toHaveLength(1);
-  return ids[0] as string;
-}
-
 /** Boundaries recorded by the gemini adapter for the session. */
 function boundaries(w: World, sessionId: string): string[] {
   return boundaryIdsOf(sessionRecords(w.ledgerRecords(), sessionId));
 }
 
 /** One boundary, recorded by the gemini adapter, with its pre and `restatements` post snapshots. */
-function expectOneBoundary(w: World, sessionId: string, restatements: number): string {
-  const records = sessionRecords(w.ledgerRecords(), sessionId);
-  const ids = boundaryIdsOf(records);
-  expect(ids, 'boundaries opened for one compaction').toHaveLength(1);
-  const mine = records.filter((r) => r.boundaryId === ids[0]);
-  const kinds = mine.map((r) => (r.phase ? `${r.type}:${r.phase}` : r.type));
-  expect(kinds.filter((k) => k === 'snapshot:pre')).toHaveLength(1);
-  expect(kinds.filter((k) => k === 'snapshot:post')).toHaveLength(restatements);
-  expect(kinds).not.toContain('evidence_missing:pre');
-  expect(mine.find((r) => r.type === 'boundary')?.runtime).toBe('gemini');
-  expect(ids[0]).toMatch(/^gm-/);
-  return ids[0]!;
-}
+const expectOneBoundary = (w: World, sessionId: string, restatements: number): string =>
+  expectOneAdapterBoundary(w, sessionId, restatements, 'gemini', 'gm-');
 
 /** A first run that gives the session history to compress (no compression: the prompt is small). */
 async function firstRun(w: World): Promise<string> {
@@ -154,7 +127,7 @@ describe.concurrent('Gemini CLI on the real binary', () => {
         expect(resultOf(server, 'w-after')).toContain('(conflicting: unapproved_change)');
         for (const f of ['first.txt', 'after.txt']) expect(existsSync(w.file(f))).toBe(false);
         const boundaryId = expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.reason, st.trigger, st.boundaryId]).toEqual([
           'conflicting',
           'unapproved_change',
@@ -162,55 +135,13 @@ describe.concurrent('Gemini CLI on the real binary', () => {
           boundaryId,
         ]);
 
-        // The agent tries to approve its own change through its shell: the gate refuses it.
-        const self = await startGeminiServer({
-          steps: [
-            shell(
-              'self-approve',
-              `continuity approve --session ${sessionId} --decision scope --from '${JSON.stringify(w.values.scope)}' --to '${JSON.stringify(changed.scope)}' --ref self --by agent`,
-            ),
-            { text: 'Done.' },
-          ],
-        });
-        try {
-          const r = await w.gemini(self, 'Approve it.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-          expect(resultOf(self, 'self-approve')).toContain(
-            'Refused by the continuity gate: approvals come from a human',
-          );
-        } finally {
-          await self.close();
-        }
-        expect(w.ledgerRecords().filter((x) => x.type === 'approval')).toHaveLength(0);
-        expect((await statusOf<StatusEntry>(w.continuity, sessionId)).state).toBe('conflicting');
-
-        // The human approves in their own terminal; the next write goes through.
-        await humanApproves(w.continuity, sessionId, {
-          decision: 'scope',
-          from: w.values.scope,
-          to: changed.scope,
-          ref: 'CHG-1',
-        });
-        const next = await startGeminiServer({
-          steps: [writeFile('w-approved', w.file('approved.txt'), 'approved\n'), { text: 'Done.' }],
-        });
-        try {
-          const r = await w.gemini(next, 'Go on.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-          // No second boundary: resuming rewrites the conversation file with the same summary.
-          expect(boundaries(w, sessionId)).toEqual([boundaryId]);
-        } finally {
-          await next.close();
-        }
-        expect(existsSync(w.file('approved.txt'))).toBe(true);
-        expect((await statusOf<StatusEntry>(w.continuity, sessionId)).state).toBe('approved_change');
+        // The agent's own approval is refused; the human's, in their terminal, releases the write.
+        await expectOnlyAHumanApproves(w, sessionId, changed, resumedTurn);
+        // No second boundary: resuming rewrites the conversation file with the same summary.
+        expect(boundaries(w, sessionId)).toEqual([boundaryId]);
 
         // The spans that name a runtime name Gemini CLI, the compaction spans among them.
-        const spans = s().receiver.spans.filter((x) => x.attributes['session.id'] === sessionId);
-        const runtimes = new Set(spans.map((x) => x.attributes[ATTR_RUNTIME]).filter((r) => r !== undefined));
-        expect(runtimes).toEqual(new Set(['gemini']));
-        const compaction = spans.filter((x) => x.name.startsWith('continuity.compaction'));
-        expect(compaction.length).toBeGreaterThan(0);
+        compactionSpans(s().receiver, sessionId, 'gemini');
       } finally {
         w.dispose();
       }
@@ -247,7 +178,7 @@ describe.concurrent('Gemini CLI on the real binary', () => {
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
         expect(existsSync(w.file('after.txt'))).toBe(true);
         expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
       } finally {
         w.dispose();
@@ -270,30 +201,8 @@ describe.concurrent('Gemini CLI on the real binary', () => {
         } finally {
           await compress.close();
         }
-        const { approval_boundary: _left, ...partial } = w.values;
-        const after = await startGeminiServer({
-          steps: [
-            writeFile('w-first', w.file('first.txt'), 'before restating\n'),
-            restate('restate', partial),
-            writeFile('w-after', w.file('after.txt'), 'after\n'),
-            { text: 'Done.' },
-          ],
-        });
-        try {
-          const r = await w.gemini(after, 'Go on.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-          expect(resultOf(after, 'w-first')).toContain('(unverified: post_observation_missing)');
-          expect(resultOf(after, 'restate')).toContain('dropped (absent_after_compaction)');
-          expect(resultOf(after, 'w-after')).toContain('Blocked by the continuity gate');
-        } finally {
-          await after.close();
-        }
-        expect(existsSync(w.file('first.txt'))).toBe(false);
-        expect(existsSync(w.file('after.txt'))).toBe(false);
-        expect(onlySession(w)).toBe(sessionId);
+        const st = await expectDroppedDecisionBlocks(w, sessionId, resumedTurn);
         expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
-        expect(st.state).toBe('dropped');
         // The pending capture's trigger: `manual` when a hook confirms the /compress before the
         // resumed run's first PreCompress (`auto`) replaces the pending capture; both seen on 0.61.0.
         expect(['manual', 'auto']).toContain(st.trigger);

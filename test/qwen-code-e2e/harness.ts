@@ -10,11 +10,11 @@
  * Qwen Code runs headless (`-p`) with `--yolo`: every tool runs without a prompt, so what stops a
  * write is the continuity gate's answer to the PreToolUse hook and nothing else.
  *
- * Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
+ * The world's runtime-neutral part, and what the scenarios read of the evidence, are in
+ * test/support/agent-e2e.ts. Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { type AgentWorld, agentWorld, type ResumedTurn, resumedTurnOf } from '../support/agent-e2e.js';
 import {
   type ChatServer,
   messageText,
@@ -25,12 +25,8 @@ import {
 } from '../support/openai-chat-server.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
-import { cleanEnv, type Run, run, slots } from '../support/processes.js';
-import { type TaskValues, taskRecord, taskValues } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import { type Run, run, slots } from '../support/processes.js';
 
-/** The launcher `init --command` writes into the hooks. */
-export const LAUNCHER = `node ${BIN}`;
 /** How long the peer installs may take on a fresh machine. */
 export const INSTALL_TIMEOUT_MS = 15 * 60_000;
 /** A ceiling for one scenario (several runs of the binary); never a timing assertion. */
@@ -59,68 +55,51 @@ export async function startSuite(): Promise<Suite> {
 const withSlot = slots(Number(process.env.CONTINUITY_E2E_CONCURRENCY) || 2);
 
 /** One scenario's world. */
-export interface World extends WorldFiles {
-  project: string;
-  values: TaskValues;
+export interface World extends AgentWorld {
   /** Runs `qwen -p PROMPT --yolo` in the project against `server` (`--continue` resumes the last session). */
   qwen(server: ChatServer, prompt: string, options?: { resume?: boolean }): Promise<Run>;
-  /** `continuity …` run by the human in their own terminal. */
-  continuity(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Run>;
-  /** What `init` printed. */
-  initOutput: string;
 }
 
 /** Creates a world: directories, keys, Qwen's user settings, `continuity init qwen-code`, the task record. */
 export async function makeWorld(suite: Suite): Promise<World> {
-  const root = mkdtempSync(join(tmpdir(), 'qwen-e2e-'));
-  const project = join(root, 'project');
-  const home = join(root, 'home');
-  for (const d of [project, join(home, '.qwen')]) mkdirSync(d, { recursive: true, mode: 0o700 });
-  const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, suite.receiver.endpoint);
-  // The user's settings: the model's context window and the automatic threshold; the project's
-  // settings stay exactly what init wrote.
-  writeFileSync(
-    join(home, '.qwen', 'settings.json'),
-    JSON.stringify({
-      context: { autoCompactThreshold: 0.5 },
-      model: { generationConfig: { contextWindowSize: CONTEXT_WINDOW } },
-    }),
-  );
-  const env = cleanEnv({
-    PATH: `${binDir}:${dirname(suite.node22)}:${process.env.PATH ?? ''}`,
-    HOME: home,
-    OPENAI_API_KEY: 'test',
-    OPENAI_MODEL: 'scripted-model',
-    QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
-    TERM: 'dumb',
-    ...continuityEnv,
+  const w = await agentWorld({
+    name: 'qwen-e2e',
+    otlpEndpoint: suite.receiver.endpoint,
+    inits: ['qwen-code'],
+    // The model's context window and the automatic threshold.
+    settings: {
+      path: '.qwen/settings.json',
+      json: {
+        context: { autoCompactThreshold: 0.5 },
+        model: { generationConfig: { contextWindowSize: CONTEXT_WINDOW } },
+      },
+    },
+    path: [dirname(suite.node22)],
+    env: { OPENAI_API_KEY: 'test', OPENAI_MODEL: 'scripted-model', QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' },
   });
-  const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
-  const cli = continuityCli(project, humanEnv);
-  const init = await cli(['init', 'qwen-code', '--command', LAUNCHER], undefined, env);
-  if (init.status !== 0) throw new Error(`continuity init qwen-code failed: ${init.stderr}`);
-  const values = taskValues();
-  writeFileSync(
-    join(project, '.continuity', 'task.json'),
-    `${JSON.stringify({ task: 'qwen-e2e', decisions: taskRecord(values) }, null, 2)}\n`,
-    { mode: 0o600 },
-  );
   return {
-    project,
-    values,
-    initOutput: init.stdout,
+    ...w,
     qwen: (server, prompt, { resume = false } = {}) =>
       withSlot(() =>
         run(
           suite.node22,
           [suite.qwen, ...(resume ? ['--continue'] : []), '-p', prompt, '--yolo', '--auth-type', 'openai'],
-          { env: { ...env, OPENAI_BASE_URL: server.url }, cwd: project, timeoutMs: 180_000 },
+          { env: { ...w.env, OPENAI_BASE_URL: server.url }, cwd: w.project, timeoutMs: 180_000 },
         ),
       ),
-    continuity: cli,
-    ...worldFiles(root, project, { state, ledger }),
   };
 }
+
+/** A resumed run on scripted calls, then a final answer (`--continue`). */
+export const resumedTurn: ResumedTurn<World> = resumedTurnOf<World, ChatServer, Step>({
+  start: (steps) => startChatServer({ steps }),
+  resume: (w, server, prompt) => w.qwen(server, prompt, { resume: true }),
+  resultOf,
+  shell,
+  writeFile,
+  restate,
+  done: { text: 'Done.' },
+});
 
 // ── Script steps ────────────────────────────────────────────────────────────────────────────────
 

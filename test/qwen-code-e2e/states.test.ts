@@ -13,7 +13,14 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARY_INSTRUCTION_PREFIX } from '../../src/adapters/core/messages.js';
 import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
-import { boundaryIdsOf, humanApproves, sessionRecords, statusOf } from '../support/evidence.js';
+import {
+  compactionSpans,
+  expectDroppedDecisionBlocks,
+  expectOneBoundary as expectOneAdapterBoundary,
+  expectOnlyAHumanApproves,
+  onlySession,
+} from '../support/agent-e2e.js';
+import { statusOf } from '../support/evidence.js';
 import { widened } from '../support/task.js';
 import {
   INSTALL_TIMEOUT_MS,
@@ -23,6 +30,7 @@ import {
   requestText,
   restate,
   resultOf,
+  resumedTurn,
   SCENARIO_TIMEOUT_MS,
   type Suite,
   shell,
@@ -48,42 +56,9 @@ const s = (): Suite => {
 const SUMMARY =
   '<analysis>a</analysis><state_snapshot><overall_goal>scripted</overall_goal></state_snapshot>';
 
-interface StatusEntry {
-  sessionId: string;
-  boundaryId: string | null;
-  trigger?: string;
-  state: string | null;
-  reason: string | null;
-}
-
-/** The one session the world's ledger holds records of. */
-function onlySession(w: World): string {
-  const ids = [
-    ...new Set(
-      w
-        .ledgerRecords()
-        .map((r) => r.sessionId)
-        .filter((x) => typeof x === 'string'),
-    ),
-  ];
-  expect(ids).toHaveLength(1);
-  return ids[0] as string;
-}
-
 /** One boundary, recorded by the qwen-code adapter, with its pre and `restatements` post snapshots. */
-function expectOneBoundary(w: World, sessionId: string, restatements: number): string {
-  const records = sessionRecords(w.ledgerRecords(), sessionId);
-  const ids = boundaryIdsOf(records);
-  expect(ids, 'boundaries opened for one compaction').toHaveLength(1);
-  const mine = records.filter((r) => r.boundaryId === ids[0]);
-  const kinds = mine.map((r) => (r.phase ? `${r.type}:${r.phase}` : r.type));
-  expect(kinds.filter((k) => k === 'snapshot:pre')).toHaveLength(1);
-  expect(kinds.filter((k) => k === 'snapshot:post')).toHaveLength(restatements);
-  expect(kinds).not.toContain('evidence_missing:pre');
-  expect(mine.find((r) => r.type === 'boundary')?.runtime).toBe('qwen-code');
-  expect(ids[0]).toMatch(/^qw-/);
-  return ids[0]!;
-}
+const expectOneBoundary = (w: World, sessionId: string, restatements: number): string =>
+  expectOneAdapterBoundary(w, sessionId, restatements, 'qwen-code', 'qw-');
 
 /** An automatic compaction, then the restatement of `restated` and a write. */
 async function autoCompactThenRestate(w: World, restated: Record<string, unknown>) {
@@ -126,7 +101,7 @@ describe.concurrent('Qwen Code on the real binary', () => {
         expect(resultOf(server, 'w-after')).toContain('(conflicting: unapproved_change)');
         expect(existsSync(w.file('after.txt'))).toBe(false);
         const boundaryId = expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.reason, st.trigger, st.boundaryId]).toEqual([
           'conflicting',
           'unapproved_change',
@@ -134,54 +109,13 @@ describe.concurrent('Qwen Code on the real binary', () => {
           boundaryId,
         ]);
 
-        // The agent tries to approve its own change through its shell: the gate refuses it.
-        const self = await startChatServer({
-          steps: [
-            shell(
-              'self-approve',
-              `continuity approve --session ${sessionId} --decision scope --from '${JSON.stringify(w.values.scope)}' --to '${JSON.stringify(changed.scope)}' --ref self --by agent`,
-            ),
-            { text: 'Done.' },
-          ],
-        });
-        try {
-          const r = await w.qwen(self, 'Approve it.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-          expect(resultOf(self, 'self-approve')).toContain(
-            'Refused by the continuity gate: approvals come from a human',
-          );
-        } finally {
-          await self.close();
-        }
-        expect(w.ledgerRecords().filter((x) => x.type === 'approval')).toHaveLength(0);
-        expect((await statusOf<StatusEntry>(w.continuity, sessionId)).state).toBe('conflicting');
-
-        // The human approves in their own terminal; the next write goes through.
-        await humanApproves(w.continuity, sessionId, {
-          decision: 'scope',
-          from: w.values.scope,
-          to: changed.scope,
-          ref: 'CHG-1',
-        });
-        const next = await startChatServer({
-          steps: [writeFile('w-approved', w.file('approved.txt'), 'approved\n'), { text: 'Done.' }],
-        });
-        try {
-          const r = await w.qwen(next, 'Go on.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-        } finally {
-          await next.close();
-        }
-        expect(existsSync(w.file('approved.txt'))).toBe(true);
-        expect((await statusOf<StatusEntry>(w.continuity, sessionId)).state).toBe('approved_change');
+        // The agent's own approval is refused; the human's, in their terminal, releases the write.
+        await expectOnlyAHumanApproves(w, sessionId, changed, resumedTurn);
 
         // The spans that name a runtime name Qwen Code, the compaction spans among them.
-        const spans = s().receiver.spans.filter((x) => x.attributes['session.id'] === sessionId);
-        const runtimes = new Set(spans.map((x) => x.attributes[ATTR_RUNTIME]).filter((r) => r !== undefined));
-        expect(runtimes).toEqual(new Set(['qwen-code']));
-        const compaction = spans.filter((x) => x.name.startsWith('continuity.compaction'));
-        expect(compaction.length).toBeGreaterThan(0);
-        for (const x of compaction) expect(x.attributes[ATTR_RUNTIME]).toBe('qwen-code');
+        for (const x of compactionSpans(s().receiver, sessionId, 'qwen-code')) {
+          expect(x.attributes[ATTR_RUNTIME]).toBe('qwen-code');
+        }
       } finally {
         w.dispose();
       }
@@ -198,7 +132,7 @@ describe.concurrent('Qwen Code on the real binary', () => {
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
         expect(existsSync(w.file('after.txt'))).toBe(true);
         expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        const st = await statusOf(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
       } finally {
         w.dispose();
@@ -235,31 +169,10 @@ describe.concurrent('Qwen Code on the real binary', () => {
         } finally {
           await compress.close();
         }
-        const { approval_boundary: _left, ...partial } = w.values;
         // The resumed session does not carry the context SessionStart(compact) added in the
         // /compress run; the gate's answer to the first write names the restatement command.
-        const after = await startChatServer({
-          steps: [
-            writeFile('w-first', w.file('first.txt'), 'before restating\n'),
-            restate('restate', partial),
-            writeFile('w-after', w.file('after.txt'), 'after\n'),
-            { text: 'Done.' },
-          ],
-        });
-        try {
-          const r = await w.qwen(after, 'Go on.', { resume: true });
-          expect(r.status, r.stderr).toBe(0);
-          expect(resultOf(after, 'w-first')).toContain('(unverified: post_observation_missing)');
-          expect(resultOf(after, 'restate')).toContain('dropped (absent_after_compaction)');
-          expect(resultOf(after, 'w-after')).toContain('Blocked by the continuity gate');
-        } finally {
-          await after.close();
-        }
-        expect(existsSync(w.file('first.txt'))).toBe(false);
-        expect(existsSync(w.file('after.txt'))).toBe(false);
-        expect(onlySession(w)).toBe(sessionId);
+        const st = await expectDroppedDecisionBlocks(w, sessionId, resumedTurn);
         expectOneBoundary(w, sessionId, 1);
-        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
         expect([st.state, st.trigger]).toEqual(['dropped', 'manual']);
       } finally {
         w.dispose();

@@ -40,8 +40,17 @@ export async function humanApproves(cli: HumanCli, sessionId: string, change: Ap
   expect(r.status, r.stderr).toBe(0);
 }
 
+/** A session's latest boundary as `continuity status --json` recomputes it from the evidence. */
+export interface SessionStatus {
+  sessionId: string;
+  boundaryId: string | null;
+  trigger?: string;
+  state: string | null;
+  reason: string | null;
+}
+
 /** `continuity status --session S --json`, run by the human: the session's one entry. */
-export async function statusOf<T>(cli: HumanCli, sessionId: string): Promise<T> {
+export async function statusOf<T = SessionStatus>(cli: HumanCli, sessionId: string): Promise<T> {
   const r = await cli(['status', '--session', sessionId, '--json']);
   expect(r.status, r.stderr).toBe(0);
   const sessions = (JSON.parse(r.stdout) as { sessions: T[] }).sessions;

@@ -7,14 +7,16 @@
  * Cache: `$CONTINUITY_PEER_CACHE`, else `$XDG_CACHE_HOME/agent-continuity/peers`, else
  * `~/.cache/agent-continuity/peers`; one directory per pinned spec (`claude-code@2.1.328`), filled
  * in a temporary directory and renamed into place when complete, so a crash or a failed install
- * never leaves a half-installed peer behind. Parallel test files wait on a lock directory.
+ * never leaves a half-installed peer behind. Parallel test files wait on a lock directory
+ * (scripts/install-lock.js, which the stack's build uses too).
  *
  * A peer that cannot be installed fails with one line naming the command that installs it by hand.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fillOnce, withLock } from '../../scripts/install-lock.js';
 
 /** An npm-installed peer: the exact packages, and the file inside the install that tests run. */
 export interface NpmPeer {
@@ -313,45 +315,6 @@ export function peerDir(peer: NpmPeer): string {
   return join(peerCacheRoot(), peer.id);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Runs `fn` while holding the lock directory `lock` (mkdir is atomic). A lock whose owner process
- * is gone, or older than `staleMs`, is taken over.
- */
-export async function withLock<T>(lock: string, fn: () => T | Promise<T>, staleMs = 20 * 60_000): Promise<T> {
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let stale = false;
-      try {
-        const pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-        if (Number.isInteger(pid) && pid > 0) {
-          try {
-            process.kill(pid, 0);
-          } catch {
-            stale = true;
-          }
-        }
-        stale ||= Date.now() - statSync(lock).mtimeMs > staleMs;
-      } catch {
-        // The owner is between mkdir and writing its pid, or just released it: try again soon.
-      }
-      if (stale) rmSync(lock, { recursive: true, force: true });
-      else await sleep(250);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
-
 function installCommand(peer: NpmPeer, dir: string): string {
   return `npm install --prefix ${dir} ${peer.installScripts ? '' : '--ignore-scripts '}${peer.packages.join(' ')}`;
 }
@@ -417,15 +380,7 @@ export function effectivePeer(peer: NpmPeer, env: NodeJS.ProcessEnv = process.en
 export async function ensureNpmPeer(pinned: NpmPeer): Promise<{ dir: string; bin: string }> {
   const peer = effectivePeer(pinned);
   const dir = peerDir(peer);
-  const result = () => ({ dir, bin: peer.bin ? join(dir, peer.bin) : dir });
-  const complete = () => existsSync(join(dir, '.complete')) && (!peer.bin || existsSync(result().bin));
-  if (complete()) return result();
-  mkdirSync(peerCacheRoot(), { recursive: true });
-  return withLock(`${dir}.lock`, () => {
-    if (complete()) return result();
-    const tmp = `${dir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
+  await fillOnce(dir, peer.bin, (tmp) => {
     writeFileSync(join(tmp, 'package.json'), `${JSON.stringify({ name: 'peer', private: true })}\n`);
     const args = [
       'install',
@@ -438,23 +393,18 @@ export async function ensureNpmPeer(pinned: NpmPeer): Promise<{ dir: string; bin
     ];
     const r = spawnSync('npm', args, { cwd: tmp, encoding: 'utf8', timeout: 15 * 60_000 });
     if (r.status !== 0) {
-      rmSync(tmp, { recursive: true, force: true });
       const why = (r.stderr || r.stdout || String(r.error ?? '')).trim().split('\n').filter(Boolean).at(-1);
       throw new Error(
         `could not install ${peer.packages.join(' ')} (${why ?? `npm exited ${r.status}`}); install it by hand: ${installCommand(peer, dir)} && touch ${dir}/.complete`,
       );
     }
     if (peer.bin && !existsSync(join(tmp, peer.bin))) {
-      rmSync(tmp, { recursive: true, force: true });
       throw new Error(
         `installed ${peer.packages.join(' ')} but ${peer.bin} is not in it (another platform?)`,
       );
     }
-    writeFileSync(join(tmp, '.complete'), `${new Date().toISOString()}\n`);
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(tmp, dir);
-    return result();
   });
+  return { dir, bin: peer.bin ? join(dir, peer.bin) : dir };
 }
 
 /** A command the tests need from the system, and the Debian package that provides it. */

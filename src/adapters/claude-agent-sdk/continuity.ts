@@ -36,7 +36,8 @@ import type { CompactedEvent, GateAnswer, TokenCounts, Trigger } from '../core/e
 import { ledgerRederive, taskRecordNames } from '../core/evidence.js';
 import { decideGate, type LaunchTrust } from '../core/gate.js';
 import { RESTATE_DESCRIPTION } from '../core/mcp.js';
-import { compactionContext, summaryInstruction, type Voice } from '../core/messages.js';
+import { compactionContext, restateToolHint, summaryInstruction, type Voice } from '../core/messages.js';
+import { restateInProcess } from '../core/observe.js';
 import { oneLine } from '../core/process.js';
 import { binPath } from '../core/project.js';
 import {
@@ -45,7 +46,7 @@ import {
   systemNow,
   taskRecordLabel,
 } from '../core/recording.js';
-import { type RestateResult, recordRestatement, renderRestatement } from '../core/restatement.js';
+import { type RestateResult, renderRestatement } from '../core/restatement.js';
 import { createMarker, isRecord, markerFile, type StateDir, writeProjectSession } from '../core/state.js';
 import { tracerSink } from '../core/tracer-sink.js';
 import { trackStep } from '../core/track.js';
@@ -271,24 +272,10 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
     }
   }
 
-  async restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult> {
-    if (!OPAQUE_ID_PATTERN.test(sessionId)) {
-      throw new InputError('session', [{ path: '(session)', message: 'expected an opaque identifier' }]);
-    }
-    const config = this._config();
-    const result = await recordRestatement({
-      config,
-      state: this._state,
-      sessionId,
-      decisions,
-      source: RESTATE_TOOL_NAME,
-      label: this._label(config),
-      voice: this._voice,
-      now: systemNow(),
-      warn: (l) => this._warn(`restate: ${l}`),
-    });
-    if (result.writes === 'allowed') this._unresolved.delete(sessionId);
-    return result;
+  restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult> {
+    const { _state: state, _voice: voice, _warn: warn, _unresolved: unresolved } = this;
+    const tool = { name: RESTATE_TOOL_NAME, config: () => this._config(), state, voice, warn, unresolved };
+    return restateInProcess(tool, sessionId, decisions);
   }
 
   // ── Callbacks ─────────────────────────────────────────────────────────────────────────────
@@ -455,11 +442,7 @@ class AgentSdkAdapter<S> implements AgentSdkContinuity<S> {
   }
 
   private _toolHint(names: readonly string[]): string {
-    const body =
-      names.length === 0
-        ? '"<decision>": <value as JSON>'
-        : names.map((n) => `"${n}": <value as JSON>`).join(', ');
-    return `In this session you can also restate with the tool ${RESTATE_TOOL_NAME}: {"decisions": {${body}}}. It records the same restatement and answers the same way.`;
+    return restateToolHint(RESTATE_TOOL_NAME, names);
   }
 
   // ── Activity ──────────────────────────────────────────────────────────────────────────────

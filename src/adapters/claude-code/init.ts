@@ -19,7 +19,12 @@ import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { InputError } from '../../decision/problems.js';
 import { PROJECT_STATE_DIR } from '../core/config.js';
-import { type HookGroupMerge, hookMergeLines, mergeHookGroups } from '../core/hook-groups.js';
+import {
+  type HookGroupMerge,
+  type HookGroupRegistration,
+  hookMergeLines,
+  mergeHookGroups,
+} from '../core/hook-groups.js';
 import {
   ensureIgnored,
   ensureProjectFiles,
@@ -58,20 +63,12 @@ function oursPattern(runtime: string): RegExp {
 /** What init records of the rules it added, so `--remove` takes out exactly those. */
 const INSTALLED_FILE = `${PROJECT_STATE_DIR}/installed.json`;
 
-/** One hook registration the adapter wants (the core's HookGroupRegistration, in Claude Code's terms). */
-export interface HookRegistration {
-  event: string;
-  /** Claude Code matcher; omitted for events that match everything. */
-  matcher?: string;
-  /** Seconds before Claude Code cancels the hook. */
-  timeout: number;
-  /** Why it is there (printed by init). */
-  purpose: string;
-  /** `block` on the gate's events: a failed or timed-out hook blocks the tool. */
-  onFailure?: 'block';
-  /** Runs in the background (activity hooks on a dialect with {@link HookDialect.asyncHooks}). */
-  async?: true;
-}
+/**
+ * One hook registration the adapter wants: the core's registration as it is (Claude Code's
+ * settings are the shape the core merges; `matcher` is Claude Code's, `timeout` in seconds before
+ * Claude Code cancels the hook).
+ */
+export type HookRegistration = HookGroupRegistration;
 
 /**
  * The registrations, with the timeouts of {@link HOOK_TIMEOUT_S}. The gate's two events carry

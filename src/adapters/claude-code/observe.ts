@@ -81,3 +81,13 @@ export async function runObserve(
 
 /** The text `continuity observe` prints. */
 export const renderObserve = renderRestatement;
+
+/**
+ * `continuity observe` for a runtime that runs Claude Code's hooks in its own dialect (Copilot
+ * CLI, Gemini CLI, Qwen Code): Claude Code's configuration, state directory and words, with that
+ * runtime's variables naming the session and project.
+ */
+export function observeInDialect(dialect: HookDialect): (options: ObserveOptions) => Promise<ObserveResult> {
+  const target: ObserveTarget = { ...CLAUDE_CODE_TARGET, dialect };
+  return (options) => runObserve(options, target);
+}

@@ -19,6 +19,7 @@
  */
 import { InputError } from '../../decision/problems.js';
 import { MCP_RESTATE_TOOL, MCP_RESTATE_TOOL_NAME, MCP_SERVER_NAME } from './mcp-names.js';
+import { RESTATE_DECISIONS_DESCRIPTION, RESTATE_TOOL_DESCRIPTION } from './messages.js';
 import type { RestateResult } from './restatement.js';
 import { isRecord } from './state.js';
 
@@ -40,10 +41,8 @@ const RPC = {
   internalError: -32603,
 } as const;
 
-/** The tool's description, as the agent reads it. */
-export const RESTATE_DESCRIPTION =
-  'Restate the task decisions after a context compaction, from your own understanding (not from the task record): ' +
-  'each decision by its name with its current value as JSON. Answers whether you may continue and what to do otherwise.';
+/** The tool's description, as the agent reads it (the frameworks' restatement tool says the same). */
+export const RESTATE_DESCRIPTION = RESTATE_TOOL_DESCRIPTION;
 
 /** The tool's input schema (JSON Schema, as MCP's `tools/list` carries it). */
 export const RESTATE_INPUT_SCHEMA = Object.freeze({
@@ -51,7 +50,7 @@ export const RESTATE_INPUT_SCHEMA = Object.freeze({
   properties: {
     decisions: {
       type: 'object',
-      description: 'decision name → its value as you understand it now (any JSON value)',
+      description: RESTATE_DECISIONS_DESCRIPTION,
       additionalProperties: true,
     },
     session: {

@@ -54,6 +54,13 @@ export interface BoundaryView {
   compacted?: boolean;
 }
 
+/** The members of a restatement's `decisions` object, each name with a placeholder for its value. */
+function decisionsBody(names: readonly string[]): string {
+  return names.length === 0
+    ? '"<decision>": <value as JSON>'
+    : names.map((n) => `"${n}": <value as JSON>`).join(', ');
+}
+
 function quoteNames(names: readonly string[]): string {
   return names.length === 0 ? 'the task decisions' : names.map((n) => `"${n}"`).join(', ');
 }
@@ -68,20 +75,20 @@ export function observeCommand(
     const flags = (names.length === 0 ? ['DECISION'] : names).map((n) => `--decision '${n}=VALUE_AS_JSON'`);
     return `${voice.launcher} observe --session ${sessionId} ${flags.join(' ')}`;
   }
-  const body =
-    names.length === 0
-      ? '{"<decision>": <value as JSON>}'
-      : `{${names.map((n) => `"${n}": <value as JSON>`).join(', ')}}`;
-  return `${voice.launcher} observe --session ${sessionId} --decisions - <<'EOF'\n${body}\nEOF`;
+  return `${voice.launcher} observe --session ${sessionId} --decisions - <<'EOF'\n{${decisionsBody(names)}}\nEOF`;
 }
 
 /** The restatement tool call: its name and the arguments it takes for this session. */
 export function restateToolCall(sessionId: string, names: readonly string[], tool: string): string {
-  const body =
-    names.length === 0
-      ? '"<decision>": <value as JSON>'
-      : names.map((n) => `"${n}": <value as JSON>`).join(', ');
-  return `${tool} with {"session": "${sessionId}", "decisions": {${body}}}`;
+  return `${tool} with {"session": "${sessionId}", "decisions": {${decisionsBody(names)}}}`;
+}
+
+/**
+ * The sentence offering an in-process restatement tool beside the shell command (the Agent SDK's
+ * MCP tool, the frameworks' tool): its name and the arguments it takes.
+ */
+export function restateToolHint(tool: string, names: readonly string[]): string {
+  return `In this session you can also restate with the tool ${tool}: {"decisions": {${decisionsBody(names)}}}. It records the same restatement and answers the same way.`;
 }
 
 /**
@@ -313,3 +320,12 @@ export function templateNotice(label: string, names: readonly string[]): string 
     'then run `continuity task seal`.'
   );
 }
+
+/** The restatement tool's description, as the agent reads it: the MCP tool's and every framework's. */
+export const RESTATE_TOOL_DESCRIPTION =
+  'Restate the task decisions after a context compaction, from your own understanding (not from the task record): ' +
+  'each decision by its name with its current value as JSON. Answers whether you may continue and what to do otherwise.';
+
+/** The restatement tool's `decisions` argument, as the agent reads it. */
+export const RESTATE_DECISIONS_DESCRIPTION =
+  'decision name → its value as you understand it now (any JSON value)';

@@ -27,61 +27,30 @@
  * (re-derived from the ledger) when it does not match.
  *
  * One module for the file helpers, the paths and the cache contents: the write gate's bundle
- * (dist/hook.cjs) holds it whole, so it must stay small and import nothing but built-ins.
+ * (dist/hook.cjs) holds it whole, so it must stay small and import nothing but built-ins and
+ * lean modules of built-ins (the whole-file write is ../../ledger/atomic-file.ts, which the
+ * exporter's spool shares).
  */
 import {
   accessSync,
   closeSync,
   constants,
   fstatSync,
-  fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readSync,
-  renameSync,
   statSync,
-  unlinkSync,
-  writeSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { DecisionMap } from '../../decision/model.js';
+import { ensureDir, writeFileAtomic } from '../../ledger/atomic-file.js';
 import { COVERED_FILE, indexDirOf, indexFile, parseCovered } from '../../ledger/index-names.js';
 import type { BoundaryTrack } from './boundary.js';
 
 // ── File helpers ──────────────────────────────────────────────────────────────────────────────
-/** Creates `dir` (and its parents) with mode 0700 when missing. */
-export function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-}
-
-/**
- * Writes `data` (UTF-8 text or bytes) to `path` atomically: a 0600 temporary file in the same directory, fsync, rename.
- * A reader sees the old content or the new one, never a torn file.
- */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  ensureDir(dirname(path));
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    if (typeof data === 'string') writeSync(fd, data, null, 'utf8');
-    else writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, path);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // The temporary file is already gone; the rename error is what matters.
-    }
-    throw e;
-  }
-}
+// Whole-file writes, shared with the exporter's spool (node built-ins only).
+export { ensureDir, writeFileAtomic };
 
 /**
  * Why a file could not be read as state: it does not exist; it is not a regular file (a FIFO, a

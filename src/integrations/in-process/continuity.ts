@@ -36,11 +36,19 @@ import {
 import type { GateAnswer, ToolEvent, Trigger } from '../../adapters/core/events.js';
 import { ledgerRederive, taskRecordNames } from '../../adapters/core/evidence.js';
 import { decideGate } from '../../adapters/core/gate.js';
-import { compactionContext, summaryInstruction, type Voice } from '../../adapters/core/messages.js';
+import {
+  compactionContext,
+  RESTATE_DECISIONS_DESCRIPTION,
+  RESTATE_TOOL_DESCRIPTION,
+  restateToolHint,
+  summaryInstruction,
+  type Voice,
+} from '../../adapters/core/messages.js';
+import { restateInProcess } from '../../adapters/core/observe.js';
 import { launcherFor, oneLine } from '../../adapters/core/process.js';
 import { binPath } from '../../adapters/core/project.js';
 import { newBoundaryId, systemNow, taskRecordLabel } from '../../adapters/core/recording.js';
-import { type RestateResult, recordRestatement, renderRestatement } from '../../adapters/core/restatement.js';
+import { type RestateResult, renderRestatement } from '../../adapters/core/restatement.js';
 import {
   createMarker,
   markerFile,
@@ -57,10 +65,8 @@ import type { IntegrationOptions, ToolCallView } from './types.js';
 /** The restatement tool every integration offers the agent (one name, whatever the framework). */
 export const RESTATE_TOOL_NAME = 'continuity_restate';
 
-/** The restatement tool's description, as the model reads it. */
-export const RESTATE_TOOL_DESCRIPTION =
-  'Restate the task decisions after a context compaction, from your own understanding (not from the task record): ' +
-  'each decision by its name with its current value as JSON. Answers whether you may continue and what to do otherwise.';
+/** The restatement tool's description, as the model reads it (the MCP tool's words). */
+export { RESTATE_TOOL_DESCRIPTION };
 
 /**
  * The restatement tool's input, as JSON Schema (every framework takes one). A fresh object per
@@ -73,7 +79,7 @@ export function restateToolParameters(): Record<string, unknown> {
     properties: {
       decisions: {
         type: 'object',
-        description: 'decision name → its value as you understand it now (any JSON value)',
+        description: RESTATE_DECISIONS_DESCRIPTION,
         additionalProperties: true,
       },
     },
@@ -104,6 +110,17 @@ export interface Compacted {
   context?: string;
 }
 
+/** What the framework says of a compaction that replaced the history. */
+export interface CompactedOptions {
+  /** The framework's event, recorded as the compaction signal. */
+  signal: string;
+  /** A capture held in memory until now (recorded first, then confirmed). */
+  held?: HeldCapture;
+  trigger?: Trigger;
+  tokensBefore?: number;
+  tokensAfter?: number;
+}
+
 /** The gate's answer, with `ask` kept distinct: each integration maps it onto its framework's human step. */
 export type FrameworkGateAnswer = GateAnswer;
 
@@ -122,16 +139,7 @@ export interface FrameworkContinuity {
    * History was replaced: confirms the pending capture (or, with `held`, records it first) and
    * records the boundary. `signal` names the framework's event. Never throws.
    */
-  compacted(
-    sessionId: string,
-    options: {
-      signal: string;
-      held?: HeldCapture;
-      trigger?: Trigger;
-      tokensBefore?: number;
-      tokensAfter?: number;
-    },
-  ): Promise<Compacted | undefined>;
+  compacted(sessionId: string, options: CompactedOptions): Promise<Compacted | undefined>;
   /** Records the agent's restatement. Throws `InputError` for bad input (nothing written). */
   restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult>;
   /** The restatement tool's handler: the text the agent reads. Never throws. */
@@ -276,16 +284,7 @@ class InProcess implements FrameworkContinuity {
       this._warn('an earlier compaction start was never followed by a compaction; it is discarded');
   }
 
-  async compacted(
-    sessionId: string,
-    options: {
-      signal: string;
-      held?: HeldCapture;
-      trigger?: Trigger;
-      tokensBefore?: number;
-      tokensAfter?: number;
-    },
-  ): Promise<Compacted | undefined> {
+  async compacted(sessionId: string, options: CompactedOptions): Promise<Compacted | undefined> {
     try {
       if (!this.isSessionId(sessionId)) {
         this._warn(`${options.signal}: the session id is not an opaque identifier; nothing recorded`);
@@ -301,7 +300,7 @@ class InProcess implements FrameworkContinuity {
 
   private async _compacted(
     sessionId: string,
-    options: { signal: string; trigger?: Trigger; tokensBefore?: number; tokensAfter?: number },
+    options: Omit<CompactedOptions, 'held'>,
   ): Promise<Compacted | undefined> {
     const config = this._config();
     const label = taskRecordLabel(config);
@@ -350,24 +349,10 @@ class InProcess implements FrameworkContinuity {
     return `${compactionContext(sessionId, names, this._voice)}\n\n${toolHint(names)}`;
   }
 
-  async restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult> {
-    if (!this.isSessionId(sessionId)) {
-      throw new InputError('session', [{ path: '(session)', message: 'expected an opaque identifier' }]);
-    }
-    const config = this._config();
-    const result = await recordRestatement({
-      config,
-      state: this._state,
-      sessionId,
-      decisions,
-      source: RESTATE_TOOL_NAME,
-      label: taskRecordLabel(config),
-      voice: this._voice,
-      now: systemNow(),
-      warn: (l) => this._warn(`restate: ${l}`),
-    });
-    if (result.writes === 'allowed') this._unresolved.delete(sessionId);
-    return result;
+  restate(sessionId: string, decisions: Record<string, unknown>): Promise<RestateResult> {
+    const { _state: state, _voice: voice, _warn: warn, _unresolved: unresolved } = this;
+    const tool = { name: RESTATE_TOOL_NAME, config: () => this._config(), state, voice, warn, unresolved };
+    return restateInProcess(tool, sessionId, decisions);
   }
 
   async restateText(sessionId: string | undefined, input: unknown): Promise<string> {
@@ -447,11 +432,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function toolHint(names: readonly string[]): string {
-  const body =
-    names.length === 0
-      ? '"<decision>": <value as JSON>'
-      : names.map((n) => `"${n}": <value as JSON>`).join(', ');
-  return `In this session you can also restate with the tool ${RESTATE_TOOL_NAME}: {"decisions": {${body}}}. It records the same restatement and answers the same way.`;
+  return restateToolHint(RESTATE_TOOL_NAME, names);
 }
 
 function askOnFailure(code: 'state_unknown' | 'gate_failed'): FrameworkGateAnswer {

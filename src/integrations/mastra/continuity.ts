@@ -27,6 +27,7 @@ import {
 } from '../in-process/continuity.js';
 import type {
   MastraContinuityOptions,
+  MastraCreateTool,
   MastraObservationalMemoryOptions,
   MastraObserveHookContext,
   MastraToolLike,
@@ -53,15 +54,7 @@ export interface MastraContinuity {
   /** The tools with their `execute` gated: a denied call returns the reason instead of running. */
   gateTools<T extends Record<string, MastraToolLike>>(tools: T): T;
   /** The restatement tool, built with Mastra's `createTool`. */
-  restateTool<T>(
-    createTool: (definition: {
-      id: string;
-      description: string;
-      inputSchema: unknown;
-      execute: (inputData: unknown, context?: unknown) => Promise<string>;
-    }) => T,
-    inputSchema: unknown,
-  ): T;
+  restateTool<T>(createTool: MastraCreateTool<T>, inputSchema: unknown): T;
   /** The JSON Schema of the restatement tool's input (give it to your schema library when it needs one). */
   restateToolParameters(): Record<string, unknown>;
   /** Records a restatement of `sessionId` (what the tool does). Throws `InputError` for bad input. */
@@ -197,15 +190,7 @@ class MastraIntegration implements MastraContinuity {
     return out as T;
   }
 
-  restateTool<T>(
-    createTool: (definition: {
-      id: string;
-      description: string;
-      inputSchema: unknown;
-      execute: (inputData: unknown, context?: unknown) => Promise<string>;
-    }) => T,
-    inputSchema: unknown,
-  ): T {
+  restateTool<T>(createTool: MastraCreateTool<T>, inputSchema: unknown): T {
     return createTool({
       id: RESTATE_TOOL_NAME,
       description: RESTATE_TOOL_DESCRIPTION,

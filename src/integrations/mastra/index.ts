@@ -11,6 +11,7 @@ export { createMastraContinuity, RUNTIME, SIGNALS } from './continuity.js';
 export { RESTATE_TOOL_NAME } from '../in-process/continuity.js';
 export type {
   MastraContinuityOptions,
+  MastraCreateTool,
   MastraObservationalMemoryOptions,
   MastraObserveHookContext,
   MastraObserveHooks,

@@ -43,5 +43,13 @@ export interface MastraToolLike {
   [key: string]: unknown;
 }
 
+/** Mastra's `createTool`, the fields the restatement tool gives it; returns the tool (`T`). */
+export type MastraCreateTool<T> = (definition: {
+  id: string;
+  description: string;
+  inputSchema: unknown;
+  execute: (inputData: unknown, context?: unknown) => Promise<string>;
+}) => T;
+
 /** Options of {@link createMastraContinuity}. */
 export interface MastraContinuityOptions extends IntegrationOptions {}
