@@ -48,6 +48,13 @@ export interface HookDialect {
   readonly boundaryPrefix: string;
   /** The project settings file init writes, relative to the project. */
   readonly settingsFile: string;
+  /**
+   * The runtime's settings files that load the continuity hooks (or MCP server): {@link settingsFile},
+   * the other files init can write (`--settings`), and those the runtime reads hooks from beside
+   * them (the user's, `~/`); a directory ends in `/`. The gate asks before a tool writes one
+   * (`runtime_config_ask`).
+   */
+  readonly runtimeConfig: readonly string[];
   /** The command word in `continuity init <word>`'s next-step line (the runtime's own command). */
   readonly command: string;
   /**
@@ -213,6 +220,24 @@ export const CLAUDE_ENV = {
   sessionId: 'CLAUDE_CODE_SESSION_ID',
 } as const;
 
+/** The project's MCP configuration file Claude Code reads (`continuity init` registers our server there). */
+export const MCP_JSON = '.mcp.json';
+
+/** Claude Code's project settings file, where init writes the hooks. */
+const CLAUDE_SETTINGS = '.claude/settings.json';
+
+/**
+ * Claude Code's settings files that load hooks: the project's (init's default), the machine's
+ * own (`init --settings .claude/settings.local.json`), the user's (its hooks, and a
+ * `disableAllHooks` there, reach every project), and `.mcp.json` (the restate server).
+ */
+export const CLAUDE_RUNTIME_CONFIG: readonly string[] = Object.freeze([
+  CLAUDE_SETTINGS,
+  '.claude/settings.local.json',
+  MCP_JSON,
+  `~/${CLAUDE_SETTINGS}`,
+]);
+
 /** Claude Code itself. */
 export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   runtime: RUNTIME,
@@ -223,7 +248,8 @@ export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   consequentialTools: CONSEQUENTIAL_TOOLS,
   env: CLAUDE_ENV,
   boundaryPrefix: 'cc',
-  settingsFile: '.claude/settings.json',
+  settingsFile: CLAUDE_SETTINGS,
+  runtimeConfig: CLAUDE_RUNTIME_CONFIG,
   command: 'claude',
   preCompactOutput: 'text',
   protection: 'claude',
@@ -311,6 +337,7 @@ export function loadClaudeCodeConfig(projectDir: string, env: ClaudeCodeEnv): Lo
   return loadConfig(projectDir, env.core, {
     runtime: env.dialect.runtime,
     gatedTools: env.dialect.gatedTools,
+    runtimeConfig: env.dialect.runtimeConfig,
   });
 }
 
@@ -321,9 +348,6 @@ export function loadClaudeCodeConfig(projectDir: string, env: ClaudeCodeEnv): Lo
 export function launcher(env: ClaudeCodeEnv): string {
   return launcherFor(env.path, env.script);
 }
-
-/** The project's MCP configuration file Claude Code reads (`continuity init` registers our server there). */
-export const MCP_JSON = '.mcp.json';
 
 /** The subcommand our server entry runs, by which init and the hooks recognise it. */
 export const MCP_SERVE_ARGS: readonly string[] = Object.freeze(['mcp', '--runtime', 'claude-code']);

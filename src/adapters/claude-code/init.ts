@@ -25,7 +25,9 @@ import {
   hookMergeLines,
   mergeHookGroups,
 } from '../core/hook-groups.js';
+import { shellWord } from '../core/process.js';
 import {
+  binPath,
   ensureIgnored,
   ensureProjectFiles,
   hookLauncher,
@@ -486,23 +488,7 @@ function install(options: InitOptions, t: Target): string[] {
   const launcherText = hookLauncher(explicit, onPathNow);
   const { runtime } = env.dialect;
   const command = `${launcherText} hook ${runtime}`;
-  // Every tool reaches Claude Code's gate: the ones it does not know get its unknown-tool policy.
-  // A dialect without a read-only list keeps its gated tools as the matcher.
-  const readOnly = env.dialect.readOnlyTools;
-  const gateMatcher =
-    options.gateMatcher ?? (readOnly ? gateMatcherExcluding(readOnly) : env.dialect.gatedTools.join('|'));
-  const events = env.dialect.events;
-  // `PreSkillShellCommand`, `Interrupt` and `onFailure` are Claude Code's (2.1.332, 2.1.337,
-  // 2.1.328): another dialect gets none of them, so a runtime that validates its hook settings
-  // never sees a key it does not know.
-  const claude = env.dialect.runtime === CLAUDE_CODE_DIALECT.runtime;
-  const scale = env.dialect.timeoutScale ?? 1;
-  const registrations = hookRegistrations(gateMatcher)
-    .filter((r) => !events || events.has(r.event))
-    .filter((r) => claude || !CLAUDE_CODE_ONLY_EVENTS.has(r.event))
-    .map((r) => (claude || !r.onFailure ? r : { ...r, onFailure: undefined }))
-    .map((r) => (env.dialect.asyncHooks || !r.async ? r : { ...r, async: undefined }))
-    .map((r) => ({ ...r, event: runtimeEventName(env.dialect, r.event), timeout: r.timeout * scale }));
+  const registrations = dialectRegistrations(env.dialect, options.gateMatcher);
   const seeded =
     t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };
   const merged = mergeHookSettings(seeded, settingsRel, command, registrations, Boolean(explicit), runtime);
@@ -570,6 +556,56 @@ function install(options: InitOptions, t: Target): string[] {
   }
   out.push(nextStepLine(env.dialect.command));
   return out;
+}
+
+/**
+ * The registrations for `dialect`, in its event names and timeout unit. Every tool reaches Claude
+ * Code's gate (`gateMatcher` default): the ones it does not know get its unknown-tool policy; a
+ * dialect without a read-only list keeps its gated tools as the matcher.
+ */
+function dialectRegistrations(dialect: HookDialect, gateMatcher?: string): HookRegistration[] {
+  const readOnly = dialect.readOnlyTools;
+  const matcher = gateMatcher ?? (readOnly ? gateMatcherExcluding(readOnly) : dialect.gatedTools.join('|'));
+  const events = dialect.events;
+  // `PreSkillShellCommand`, `Interrupt` and `onFailure` are Claude Code's (2.1.332, 2.1.337,
+  // 2.1.328): another dialect gets none of them, so a runtime that validates its hook settings
+  // never sees a key it does not know.
+  const claude = dialect.runtime === CLAUDE_CODE_DIALECT.runtime;
+  const scale = dialect.timeoutScale ?? 1;
+  return hookRegistrations(matcher)
+    .filter((r) => !events || events.has(r.event))
+    .filter((r) => claude || !CLAUDE_CODE_ONLY_EVENTS.has(r.event))
+    .map((r) => (claude || !r.onFailure ? r : { ...r, onFailure: undefined }))
+    .map((r) => (dialect.asyncHooks || !r.async ? r : { ...r, async: undefined }))
+    .map((r) => ({ ...r, event: runtimeEventName(dialect, r.event), timeout: r.timeout * scale }));
+}
+
+/** Options of {@link managedSettingsDocument}. */
+export interface ManagedOptions {
+  /** Launcher of the hook command. Default this Node and this installation's `bin/continuity.js`, both absolute. */
+  command?: string;
+  /** Tools that reach the gate (the PreToolUse matcher). Default as init's. */
+  gateMatcher?: string;
+}
+
+/**
+ * `continuity init claude-code --print-managed`: the hooks init writes, as a Claude Code managed
+ * settings document, for an administrator to install root-owned where the agent cannot write
+ * (`/etc/claude-code/managed-settings.d/50-continuity.json`, or merged into
+ * `/etc/claude-code/managed-settings.json`). Claude Code runs managed hooks whatever the project's,
+ * the local and the user's settings say (a `disableAllHooks` there included), so an agent that
+ * rewrites those files cannot take the gate out of the next session (docs/security.md). Pure:
+ * nothing is written.
+ *
+ * The launcher is absolute (this Node, this installation's entry point) because a managed hook
+ * must not depend on a `PATH` the user's shell files, which the agent can edit, decide; install
+ * the package root-owned too, or the agent can rewrite the program the hook runs.
+ */
+export function managedSettingsDocument(options: ManagedOptions = {}): Record<string, unknown> {
+  const launcherText = options.command?.trim() || `${shellWord(process.execPath)} ${shellWord(binPath())}`;
+  const command = `${launcherText} hook ${CLAUDE_CODE_DIALECT.runtime}`;
+  const registrations = dialectRegistrations(CLAUDE_CODE_DIALECT, options.gateMatcher);
+  return mergeHookSettings({}, 'managed settings', command, registrations).settings;
 }
 
 /** Removes a directory when it is empty; leaves it (and says nothing) otherwise. */

@@ -104,9 +104,27 @@ export function findProjectDir(env: CodexEnv, cwd: string | undefined): string |
   return env.core.configFile || env.core.taskRecord ? start : undefined;
 }
 
+/** Codex's hooks file, in `$CODEX_HOME` (init's default) or the project's `.codex/` (`--project-hooks`). */
+export const CODEX_HOOKS_FILE = 'hooks.json';
+/** Codex's configuration, in `$CODEX_HOME` (where init trusts the hooks) or the project's `.codex/`. */
+export const CODEX_CONFIG_FILE = 'config.toml';
+
+/**
+ * Codex's settings files that load (or trust) the continuity hooks: `hooks.json` and
+ * `config.toml`, in `$CODEX_HOME` and in the project's `.codex/`. An edited hook loses its trust
+ * and is skipped silently (docs/codex.md), so the gate asks before a tool writes one.
+ */
+export function codexRuntimeConfig(env: CodexEnv): string[] {
+  return [CODEX_HOOKS_FILE, CODEX_CONFIG_FILE].flatMap((f) => [join('.codex', f), join(env.codexHome, f)]);
+}
+
 /** Loads the project's configuration with Codex's defaults. */
 export function loadCodexConfig(projectDir: string, env: CodexEnv): LoadedConfig {
-  return loadConfig(projectDir, env.core, { runtime: RUNTIME, gatedTools: DEFAULT_GATED_TOOLS });
+  return loadConfig(projectDir, env.core, {
+    runtime: RUNTIME,
+    gatedTools: DEFAULT_GATED_TOOLS,
+    runtimeConfig: codexRuntimeConfig(env),
+  });
 }
 
 /**

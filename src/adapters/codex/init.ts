@@ -38,7 +38,7 @@ import {
   PROJECT_FILES_KEPT,
 } from '../core/project.js';
 import { ensureDir, isRecord, writeFileAtomic } from '../core/state.js';
-import { DEFAULT_GATED_TOOLS, resolveCodexEnv } from './config.js';
+import { CODEX_CONFIG_FILE, CODEX_HOOKS_FILE, DEFAULT_GATED_TOOLS, resolveCodexEnv } from './config.js';
 import { editTrust, parseConfigToml, trustedHashes } from './toml.js';
 import { type HookHandler, trustedHash, trustKey } from './trust.js';
 
@@ -219,10 +219,10 @@ export function runCodexInit(options: CodexInitOptions): string[] {
   const project = resolve(options.project);
   const codexHome = options.codexHome ? resolve(options.codexHome) : env.codexHome;
   const hooksPath = options.projectHooks
-    ? join(project, '.codex', 'hooks.json')
-    : join(codexHome, 'hooks.json');
-  const configPath = join(codexHome, 'config.toml');
-  const hooksLabel = options.projectHooks ? '.codex/hooks.json' : hooksPath;
+    ? join(project, '.codex', CODEX_HOOKS_FILE)
+    : join(codexHome, CODEX_HOOKS_FILE);
+  const configPath = join(codexHome, CODEX_CONFIG_FILE);
+  const hooksLabel = options.projectHooks ? `.codex/${CODEX_HOOKS_FILE}` : hooksPath;
   const hooksFile = readText(hooksPath);
   const configFile = readText(configPath);
   const { file, hooks } = hooksOf(parseHooksFile(hooksFile.text, hooksLabel), hooksLabel);

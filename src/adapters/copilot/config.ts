@@ -10,7 +10,8 @@
  *
  * Lean (the gate loads it).
  */
-import type { HookDialect } from '../claude-code/config.js';
+import { dirname } from 'node:path';
+import { CLAUDE_RUNTIME_CONFIG, type HookDialect } from '../claude-code/config.js';
 import { copilotCompactionEvidence } from './log.js';
 
 /** The runtime name on spans and ledger records, and `continuity hook copilot`. */
@@ -27,6 +28,9 @@ export const COPILOT_GATED_TOOLS: readonly string[] = Object.freeze([
   'apply_patch',
 ]);
 
+/** The hooks file init writes; Copilot reads every JSON file of its directory. */
+const COPILOT_HOOKS_FILE = '.github/hooks/continuity.json';
+
 /** GitHub Copilot CLI, as a dialect of Claude Code's hook protocol. */
 export const COPILOT_DIALECT: HookDialect = Object.freeze({
   runtime: COPILOT_RUNTIME,
@@ -37,7 +41,9 @@ export const COPILOT_DIALECT: HookDialect = Object.freeze({
   // Copilot sets CLAUDE_PROJECT_DIR for Claude-format hooks; it gives the agent's shell no session id.
   env: { projectDir: 'CLAUDE_PROJECT_DIR', sessionId: 'COPILOT_CONTINUITY_SESSION_ID' },
   boundaryPrefix: 'cp',
-  settingsFile: '.github/hooks/continuity.json',
+  settingsFile: COPILOT_HOOKS_FILE,
+  // Copilot runs every `.github/hooks/*.json`, and Claude Code's project hooks and `.mcp.json` too.
+  runtimeConfig: [`${dirname(COPILOT_HOOKS_FILE)}/`, ...CLAUDE_RUNTIME_CONFIG],
   command: 'copilot',
   // Copilot's preCompact is a notification: no answer reaches its summarizer.
   preCompactOutput: 'context',

@@ -20,7 +20,7 @@
  *
  * Lean on purpose: the write gate loads it on every tool call (node built-ins and a few tiny modules).
  */
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 import { approverRootsOf } from '../../authority/patterns.js';
 import { ALL_REASONS, CONTINUITY_STATES, type ContinuityState } from '../../classify/states.js';
 import type { ExportSpan } from '../../export/spans.js';
@@ -232,6 +232,15 @@ export interface AdapterConfig {
    */
   configProblem?: string;
   /**
+   * The runtime's own settings files that load the continuity hooks (or its plugin, or its MCP
+   * server), absolute; a directory ends in the path separator (every file in it). Written by the
+   * agent (same user, a shell), one could take the hooks out for the next session or add others:
+   * the gate asks a human before a tool writes one, whatever the continuity state
+   * (`runtime_config_ask`). From the runtime adapter ({@link ConfigDefaults.runtimeConfig}).
+   * Default none.
+   */
+  runtimeConfig?: readonly string[];
+  /**
    * Set when the configuration file relaxes the gate (./config-relax.ts): `gate` then holds the
    * strict default for each relaxed setting, and this the gate as the file would have it. The file
    * is obeyed only once its seal verifies (./config-seal.ts, loaded off the fast path). Default none.
@@ -330,6 +339,34 @@ export interface ConfigDefaults {
   runtime: string;
   /** The tools the runtime's gate checks unless configured otherwise. */
   gatedTools: readonly string[];
+  /**
+   * The runtime's settings files that load the continuity hooks: relative to the project, absolute,
+   * or under the home directory (`~/`); a directory ends in `/`. Default none.
+   */
+  runtimeConfig?: readonly string[];
+}
+
+/**
+ * The runtime's settings files of {@link ConfigDefaults.runtimeConfig}, absolute: a relative one
+ * against the project, `~/` against `HOME` (left out when `HOME` is not absolute), a directory
+ * ending in the path separator.
+ */
+export function runtimeConfigPaths(
+  projectDir: string,
+  env: ContinuityEnv,
+  files: readonly string[] = [],
+): string[] {
+  const home = env.vars.HOME;
+  const out: string[] = [];
+  for (const f of files) {
+    let abs: string;
+    if (f.startsWith('~/')) {
+      if (!home || !isAbsolute(home)) continue;
+      abs = resolve(home, f.slice(2));
+    } else abs = resolve(projectDir, f);
+    out.push(f.endsWith('/') ? `${abs}${sep}` : abs);
+  }
+  return out;
 }
 
 /**
@@ -431,6 +468,7 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
       gate,
       exportFile: { values: exportRaw, label: `${fileLabel}.export` },
       env,
+      runtimeConfig: runtimeConfigPaths(projectDir, env, defaults.runtimeConfig),
       ...(configProblem ? { configProblem } : {}),
       ...(unsealed ? { unsealed } : {}),
     },

@@ -149,4 +149,10 @@ export type GateCode =
   /** The configuration file could not be read as one: the gate asks for anything but a read. */
   | 'config_unreadable'
   /** A protected file has another name (a hard link), or the target is one: never without a human. */
-  | 'hard_link_ask';
+  | 'hard_link_ask'
+  /**
+   * The call writes (or a command names) a settings file of the runtime that loads the continuity
+   * hooks (`.claude/settings.json`, `.mcp.json`, `$CODEX_HOME/hooks.json`, `opencode.json`, …):
+   * whatever the continuity state, a human confirms.
+   */
+  | 'runtime_config_ask';

@@ -65,6 +65,8 @@ export type BashCommandKind =
   | 'touches_evidence'
   /** Mentions the project's `.continuity/` directory (task record, configuration). */
   | 'touches_task_record'
+  /** Names a settings file of the runtime that loads the continuity hooks (`.claude/settings.json`, …), or its directory. */
+  | 'touches_runtime_config'
   /** Runs a program chosen at run time (a variable, a substitution, `eval`, a shell given code), which could be `continuity approve`. */
   | 'runtime_chosen'
   | 'other';
@@ -77,6 +79,11 @@ export interface ProtectedPaths {
   files: readonly string[];
   /** The project's `.continuity/` directory. */
   projectStateDir: string;
+  /**
+   * The runtime's settings files that load the continuity hooks, absolute; a directory ends in the
+   * path separator ({@link AdapterConfig.runtimeConfig}). Default none.
+   */
+  runtimeConfig?: readonly string[];
 }
 
 // `continuity`, `continuity.js`, a path ending in either, or this package's compiled entry point.
@@ -358,7 +365,51 @@ function bashFindings(command: string, paths: ProtectedPaths, launch?: LaunchTru
   if (isContinuityReadonly(command, launch)) return { kind: 'continuity_readonly', runtimeChosen: false };
   const taskRecord = /(?:^|[\s'"=/])\.continuity(?:\/|\s|$|['"])/;
   if (taskRecord.test(command) || taskRecord.test(unquoted)) return found('touches_task_record');
+  const runtime = runtimeConfigPattern(paths);
+  if (runtime && (runtime.test(command) || runtime.test(unquoted))) return found('touches_runtime_config');
   return found('other');
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The spellings of the runtime's settings files a command may name: each file (or directory entry,
+ * and anything in it) as the project names it (`.claude/settings.json`, `.mcp.json`,
+ * `.github/hooks/x.json`), outside the project by its last two components (`.codex/hooks.json`,
+ * whatever the home), and by its absolute and real paths; and the directory holding each one as a
+ * word of its own (`rm -rf .claude`, `mv .codex x`), unless that is the project itself.
+ * Undefined when there are none.
+ */
+function runtimeConfigPattern(paths: ProtectedPaths): RegExp | undefined {
+  const entries = paths.runtimeConfig ?? [];
+  if (entries.length === 0) return undefined;
+  const project = dirname(paths.projectStateDir);
+  const projects = new Set([project, realTarget(project)]);
+  const files = new Set<string>();
+  const trees = new Set<string>();
+  const holders = new Set<string>();
+  const inProject = (abs: string) => {
+    const rel = relative(project, abs);
+    return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel) ? rel : undefined;
+  };
+  const tail = (abs: string, n: number) => abs.split(sep).slice(-n).join('/');
+  for (const entry of entries) {
+    const isDir = entry.endsWith(sep);
+    const abs = isDir ? entry.slice(0, -1) : entry;
+    const set = isDir ? trees : files;
+    const holder = isDir ? abs : dirname(abs);
+    set.add(inProject(abs) ?? tail(abs, 2));
+    if (!projects.has(holder)) holders.add(inProject(holder) ?? tail(holder, 1));
+    // Absolute spellings, lexical and real (a link named elsewhere adds no short spelling).
+    for (const p of new Set([abs, realTarget(abs)])) set.add(p);
+    for (const h of new Set([holder, realTarget(holder)])) if (!projects.has(h)) holders.add(h);
+  }
+  const before = String.raw`(?:^|[\s'"\x60=:;&|(<>/])`;
+  const end = String.raw`(?=$|[\s'"\x60;&|)<>])`;
+  const alt = (set: Set<string>) => [...set].map(escapeRegExp).join('|') || '(?!)';
+  return new RegExp(
+    `${before}(?:(?:${alt(files)})${end}|(?:${alt(trees)})(?:/[^\\s'"\x60;&|)<>]*)?${end}|(?:${alt(holders)})/?${end})`,
+  );
 }
 
 /**
@@ -400,12 +451,15 @@ export function realTarget(path: string): string {
   }
 }
 
-/** Where a file-writing tool's target lies: in the evidence, in `.continuity/`, or elsewhere. Links are followed. */
+/**
+ * Where a file-writing tool's target lies: in the evidence, in `.continuity/`, in a settings file
+ * of the runtime that loads the continuity hooks, or elsewhere. Links are followed.
+ */
 export function inspectTargetPath(
   filePath: string,
   projectDir: string,
   paths: ProtectedPaths,
-): 'touches_evidence' | 'touches_task_record' | 'other' {
+): 'touches_evidence' | 'touches_task_record' | 'touches_runtime_config' | 'other' {
   const lexical = resolve(projectDir, filePath);
   // Not resolved first: `link/../x` is the parent of the link's target, as the kernel sees it.
   const real = realTarget(isAbsolute(filePath) ? filePath : `${projectDir}${sep}${filePath}`);
@@ -419,6 +473,13 @@ export function inspectTargetPath(
   if (targets.some((t) => state.some((s) => inside(s, t)) || files.includes(t))) return 'touches_evidence';
   const project = roots(paths.projectStateDir);
   if (targets.some((t) => project.some((p) => inside(p, t)))) return 'touches_task_record';
+  for (const entry of paths.runtimeConfig ?? []) {
+    // A directory entry (ending in the separator) holds every file in it.
+    const tree = entry.endsWith(sep);
+    for (const r of roots(tree ? entry.slice(0, -1) : entry)) {
+      if (targets.some((t) => (tree ? inside(r, t) : t === r))) return 'touches_runtime_config';
+    }
+  }
   return 'other';
 }
 
@@ -512,7 +573,12 @@ export function protectedPaths(config: AdapterConfig): ProtectedPaths {
   const files = [e.ledgerExplicit ? e.ledgerPath : undefined, e.digestKeyFile, e.chainKeyFile].filter(
     (f): f is string => typeof f === 'string' && f.length > 0,
   );
-  return { stateRoot: e.stateRoot, files, projectStateDir: join(config.projectDir, PROJECT_STATE_DIR) };
+  return {
+    stateRoot: e.stateRoot,
+    files,
+    projectStateDir: join(config.projectDir, PROJECT_STATE_DIR),
+    runtimeConfig: config.runtimeConfig ?? [],
+  };
 }
 
 function gated(tools: readonly string[], toolName: string | undefined): boolean {
@@ -558,6 +624,8 @@ function pathGuard(tool: ToolEvent, config: AdapterConfig, launch: LaunchTrust):
     if (protect && f.kind === 'touches_evidence') out.verdict = { verdict: 'deny', code: 'evidence_refused' };
     else if (protect && f.kind === 'touches_task_record')
       out.verdict = { verdict: 'ask', code: 'task_record_ask' };
+    else if (protect && f.kind === 'touches_runtime_config')
+      out.verdict = { verdict: 'ask', code: 'runtime_config_ask' };
     else if (tool.truncated) out.verdict = { verdict: 'ask', code: 'uninspectable_ask' };
     return out;
   }
@@ -572,6 +640,8 @@ function pathGuard(tool: ToolEvent, config: AdapterConfig, launch: LaunchTrust):
     ) {
       return { verdict: { verdict: 'ask', code: 'task_record_ask' } };
     }
+    if (where === 'touches_runtime_config')
+      return { verdict: { verdict: 'ask', code: 'runtime_config_ask' } };
   }
   // A payload too large to read whole, or a multi-file edit whose targets could not be parsed, may
   // name any target: never without a human.
@@ -754,6 +824,7 @@ async function worded(v: Verdict, sessionId: string, voice: Voice, b?: GateBound
     unknown_tool_held: m.UNKNOWN_TOOL_HELD,
     config_unreadable: m.CONFIG_UNREADABLE_ASK,
     hard_link_ask: m.HARD_LINK_ASK,
+    runtime_config_ask: m.RUNTIME_CONFIG_ASK,
   };
   const reason = b
     ? m.gateReason(m.boundaryView(sessionId, b), v.verdict, voice)

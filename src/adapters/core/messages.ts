@@ -309,6 +309,12 @@ export const HARD_LINK_ASK =
   'configuration, the ledger or a key) under another name (a hard link), or one of them now has a second name. ' +
   'A human must confirm, and remove the extra link.';
 
+/** The gate's reason for asking before the agent changes a settings file of the runtime that loads the hooks. */
+export const RUNTIME_CONFIG_ASK =
+  "The continuity gate asks a human first: this changes (or names) one of the runtime's own settings files that " +
+  'load the continuity hooks (hooks, plugins, MCP servers, environment). Changed by the agent, it could take the ' +
+  'continuity gate out of the next session. A human should confirm the change.';
+
 /**
  * What the human is shown when a session starts on a task record that is still init's template:
  * which decisions to fill in, and the command that seals them. Names only, never values.

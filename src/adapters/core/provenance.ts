@@ -86,7 +86,9 @@ export function readTheRecord(tool: ToolRan, config: AdapterConfig, cwd: string)
     const touches = (p: string) => {
       if (p === '') return false;
       const abs = isAbsolute(p) ? p : resolve(cwd, p);
-      return inspectTargetPath(abs, cwd, paths) !== 'other' || abs === task || sameInode(abs, inodes);
+      const where = inspectTargetPath(abs, cwd, paths);
+      const record = where === 'touches_evidence' || where === 'touches_task_record';
+      return record || abs === task || sameInode(abs, inodes);
     };
     if (tool.paths.some((p) => touches(p) || touches(globBase(p)))) return true;
     if (tool.command === undefined) return false;

@@ -27,6 +27,9 @@ export const GEMINI_GATED_TOOLS: readonly string[] = Object.freeze([
   'run_shell_command',
 ]);
 
+/** Gemini CLI's project settings file, where init writes the hooks. */
+const GEMINI_SETTINGS = '.gemini/settings.json';
+
 /** Gemini CLI, as a dialect of Claude Code's hook protocol. */
 export const GEMINI_DIALECT: HookDialect = Object.freeze({
   runtime: GEMINI_RUNTIME,
@@ -37,7 +40,9 @@ export const GEMINI_DIALECT: HookDialect = Object.freeze({
   // Gemini sets GEMINI_PROJECT_DIR and GEMINI_SESSION_ID for hooks; the agent's shell gets neither.
   env: { projectDir: 'GEMINI_PROJECT_DIR', sessionId: 'GEMINI_SESSION_ID' },
   boundaryPrefix: 'gm',
-  settingsFile: '.gemini/settings.json',
+  settingsFile: GEMINI_SETTINGS,
+  // The project's and the user's settings both load hooks.
+  runtimeConfig: [GEMINI_SETTINGS, `~/${GEMINI_SETTINGS}`],
   command: 'gemini',
   // PreCompress's answer is ignored by Gemini CLI: nothing reaches its summarizer.
   preCompactOutput: 'context',

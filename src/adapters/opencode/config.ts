@@ -115,9 +115,28 @@ export function resolveProjectDir(directory: string, worktree: string): string {
   }
 }
 
+/** The project configuration file init adds the plugin to. */
+export const OPENCODE_CONFIG_FILE = 'opencode.json';
+
+/**
+ * OpenCode's settings that load the continuity plugin or could load another beside it: the
+ * project's `opencode.json` (init's) and the `opencode.jsonc` merged with it, and the project's
+ * `.opencode/` configuration directory (plugins, configuration). The gate asks before a tool
+ * writes one.
+ */
+export const OPENCODE_RUNTIME_CONFIG: readonly string[] = Object.freeze([
+  OPENCODE_CONFIG_FILE,
+  `${OPENCODE_CONFIG_FILE}c`,
+  '.opencode/',
+]);
+
 /** Loads the project's configuration with OpenCode's defaults. */
 export function loadOpencodeConfig(projectDir: string, env: ContinuityEnv): LoadedConfig {
-  return loadConfig(projectDir, env, { runtime: RUNTIME, gatedTools: DEFAULT_GATED_TOOLS });
+  return loadConfig(projectDir, env, {
+    runtime: RUNTIME,
+    gatedTools: DEFAULT_GATED_TOOLS,
+    runtimeConfig: OPENCODE_RUNTIME_CONFIG,
+  });
 }
 
 /** The adapter's state directory under the state root. */

@@ -27,12 +27,12 @@ import {
   writeJsonSettings,
 } from '../core/project.js';
 import { isRecord } from '../core/state.js';
-import { pluginPath } from './config.js';
+import { OPENCODE_CONFIG_FILE, pluginPath } from './config.js';
 
 /** Recognizes our entry in a `plugin` list, whatever installation it points at. */
 const OURS = /^file:\/\/.*\/adapters\/opencode\/plugin\.js$/;
 /** The configuration file init edits unless told otherwise. */
-export const DEFAULT_CONFIG_FILE = 'opencode.json';
+export const DEFAULT_CONFIG_FILE = OPENCODE_CONFIG_FILE;
 const SCHEMA = 'https://opencode.ai/config.json';
 
 /** The spec of one `plugin` entry: `"spec"` or `["spec", {options}]`. */

@@ -24,6 +24,9 @@ export const QWEN_GATED_TOOLS: readonly string[] = Object.freeze([
   'exec',
 ]);
 
+/** Qwen Code's project settings file, where init writes the hooks. */
+const QWEN_SETTINGS = '.qwen/settings.json';
+
 /** Qwen Code, as a dialect of Claude Code's hook protocol. */
 export const QWEN_CODE_DIALECT: HookDialect = Object.freeze({
   runtime: QWEN_RUNTIME,
@@ -35,7 +38,9 @@ export const QWEN_CODE_DIALECT: HookDialect = Object.freeze({
   // hooks and for the agent's shell commands (observed on 0.24.4).
   env: { projectDir: 'QWEN_PROJECT_DIR', sessionId: 'QWEN_CODE_SESSION_ID' },
   boundaryPrefix: 'qw',
-  settingsFile: '.qwen/settings.json',
+  settingsFile: QWEN_SETTINGS,
+  // The project's and the user's settings both load hooks.
+  runtimeConfig: [QWEN_SETTINGS, `~/${QWEN_SETTINGS}`],
   command: 'qwen',
   // PreCompact's plain stdout is only a message in Qwen; `additionalContext` reaches the summarizer.
   preCompactOutput: 'context',

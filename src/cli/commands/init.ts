@@ -16,6 +16,7 @@ interface InitFlags {
   codexHome?: string;
   projectHooks?: boolean;
   remove?: boolean;
+  printManaged?: boolean;
 }
 
 /** Registers `continuity init <runtime>`. */
@@ -49,8 +50,43 @@ export function registerInit(program: Command): void {
       'codex: write the hooks into <project>/.codex/hooks.json (Codex loads it only for a trusted project) instead of $CODEX_HOME/hooks.json',
     )
     .option('--remove', "take out exactly the hooks, rules or plugin entry init added; keep everyone else's")
+    .option(
+      '--print-managed',
+      'claude-code: print the hooks as a managed-settings document for an administrator to install root-owned (/etc/claude-code/managed-settings.d/), where the agent cannot remove them; writes nothing',
+    )
     .action(async (runtime: string, opts: InitFlags) => {
       const project = resolve(opts.project ?? process.cwd());
+      if (opts.printManaged) {
+        const other = (
+          [
+            ['<runtime>', runtime === 'claude-code' ? undefined : runtime],
+            ['--project', opts.project],
+            ['--settings', opts.settings],
+            ['--config', opts.config],
+            ['--codex-home', opts.codexHome],
+            ['--project-hooks', opts.projectHooks],
+            ['--remove', opts.remove],
+          ] as const
+        ).find(([, v]) => v !== undefined);
+        if (other) {
+          throw new InputError('init', [
+            {
+              path: other[0],
+              message:
+                other[0] === '<runtime>'
+                  ? `--print-managed is for claude-code (Claude Code's managed settings), not "${runtime}"`
+                  : 'does not go with --print-managed, which takes --command and --gate-tools and writes nothing',
+            },
+          ]);
+        }
+        const { managedSettingsDocument } = await import('../../adapters/claude-code/init.js');
+        const doc = managedSettingsDocument({
+          ...(opts.command !== undefined && { command: opts.command }),
+          ...(opts.gateTools !== undefined && { gateMatcher: opts.gateTools }),
+        });
+        process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+        return;
+      }
       if (runtime === 'opencode') {
         const other = (
           [
