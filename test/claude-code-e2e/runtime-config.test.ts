@@ -182,8 +182,8 @@ describe.concurrent('the runtime’s settings the agent writes (Claude Code 2.1.
 
 /**
  * A launcher for the binary that shows it `layer` on top of `/etc`, in a mount namespace of its
- * own (`unshare -m`, a read-only overlay): the binary reads `/etc/claude-code/managed-settings.json`
- * from `layer`, while the machine's `/etc` is left untouched for every other process (tests run
+ * own (`unshare -m`, a read-only overlay): the binary reads
+ * `/etc/claude-code/managed-settings.d/50-continuity.json` from `layer`, while the machine's `/etc` is left untouched for every other process (tests run
  * concurrently on a shared machine). Claude Code 2.1.328 reads managed settings from that path only:
  * its `--managed-settings` flag (the SDK's parent tier) keeps only restrictive keys, dropping hooks,
  * and `CLAUDE_CODE_MANAGED_SETTINGS_PATH` is not read by this build (both recorded in the debug log:
@@ -201,8 +201,10 @@ async function managedLauncher(
     );
   }
   const layer = join(dir, 'etc-layer');
-  mkdirSync(join(layer, 'claude-code'), { recursive: true });
-  writeFileSync(join(layer, 'claude-code', 'managed-settings.json'), `${JSON.stringify(managed, null, 2)}\n`);
+  // Where docs/claude-code.md tells the administrator to put it: a file of the drop-in folder.
+  const dropIn = join(layer, 'claude-code', 'managed-settings.d');
+  mkdirSync(dropIn, { recursive: true });
+  writeFileSync(join(dropIn, '50-continuity.json'), `${JSON.stringify(managed, null, 2)}\n`);
   const launcher = join(dir, 'claude-with-managed-settings');
   writeFileSync(
     launcher,
@@ -218,7 +220,7 @@ async function managedLauncher(
 
 describe.concurrent('managed settings (Claude Code 2.1.328)', () => {
   it(
-    'our hooks from /etc/claude-code/managed-settings.json (init --print-managed) still gate after the agent took the project’s hooks out and set disableAllHooks: after the compaction the Write is denied',
+    'our hooks from /etc/claude-code/managed-settings.d/ (init --print-managed) still gate after the agent took the project’s hooks out and set disableAllHooks: after the compaction the Write is denied',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'cc-e2e-managed-'));
       let s: Scenario | undefined;

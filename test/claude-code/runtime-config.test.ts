@@ -11,7 +11,7 @@
  * real processes of `continuity hook claude-code` with payloads shaped as Claude Code 2.1.328
  * sends them; Codex's and OpenCode's through the core gate with their own loaders.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -32,6 +32,7 @@ import { loadOpencodeConfig } from '../../src/adapters/opencode/config.js';
 import { DEFAULT_CONFIG_FILE as OPENCODE_INIT_FILE } from '../../src/adapters/opencode/init.js';
 import { QWEN_CODE_DIALECT } from '../../src/adapters/qwen-code/config.js';
 import {
+  BIN,
   compact,
   gate,
   hook,
@@ -328,5 +329,49 @@ describe("Codex's and OpenCode's settings (the core gate with their loaders)", (
       );
       expect(a, filePath).toMatchObject({ verdict: 'ask', code: 'runtime_config_ask' });
     }
+  });
+});
+
+describe('continuity init claude-code --print-managed', () => {
+  it("prints init's hooks as a managed-settings document with an absolute launcher, and writes nothing", async () => {
+    const w = fresh();
+    const r = await runCli(['init', 'claude-code', '--print-managed'], { env: w.shellEnv, cwd: w.project });
+    expect(r.status, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as {
+      hooks: Record<
+        string,
+        Array<{ matcher?: string; hooks: Array<{ command: string; onFailure?: string }> }>
+      >;
+    };
+    expect(Object.keys(doc)).toEqual(['hooks']);
+    const gateHook = doc.hooks.PreToolUse![0]!.hooks[0]!;
+    expect(gateHook.onFailure).toBe('block');
+    // This Node and this installation's entry point, both absolute: no PATH the agent's shell files decide.
+    expect(gateHook.command).toBe(`${process.execPath} ${BIN} hook claude-code`);
+    for (const event of ['PreCompact', 'SessionStart', 'PostCompact', 'PreSkillShellCommand'])
+      expect(doc.hooks[event], event).toBeDefined();
+    expect(existsSync(join(w.project, '.claude'))).toBe(false);
+    const launched = await runCli(['init', 'claude-code', '--print-managed', '--command', 'node /opt/c.js'], {
+      env: w.shellEnv,
+      cwd: w.project,
+    });
+    expect(JSON.parse(launched.stdout).hooks.PreToolUse[0].hooks[0].command).toBe(
+      'node /opt/c.js hook claude-code',
+    );
+  });
+
+  it('refuses another runtime and the options that write, naming them (exit 2), writing nothing', async () => {
+    const w = fresh();
+    for (const args of [
+      ['init', 'codex', '--print-managed'],
+      ['init', 'claude-code', '--print-managed', '--remove'],
+      ['init', 'claude-code', '--print-managed', '--settings', '.claude/settings.local.json'],
+    ]) {
+      const r = await runCli(args, { env: w.shellEnv, cwd: w.project });
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/print-managed/);
+    }
+    expect(existsSync(join(w.project, '.claude'))).toBe(false);
   });
 });
