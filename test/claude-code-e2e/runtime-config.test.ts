@@ -95,13 +95,10 @@ describe.concurrent('the runtime’s settings the agent writes (Claude Code 2.1.
         // The oracle: Claude Code gave the hook processes the variables.
         const seen = readFileSync(probe, 'utf8');
         for (const [k, v] of Object.entries(RELAXING_ENV)) expect(seen).toContain(`${k}=${v}`);
-        // And our hooks read them and ignored them, saying so on stderr (Claude Code logs it).
+        // And our hooks read them and ignored them, saying so on stderr (Claude Code logs it; the hook's
+        // one stderr line is bounded at 500 characters, so the first names are the ones it shows).
         const said = debugLines(s).join('\n');
-        for (const name of [
-          'CONTINUITY_GATE_TOOLS',
-          'CONTINUITY_GATE_POLICY conflicting',
-          'CONTINUITY_GATE_UNKNOWN_TOOLS',
-        ])
+        for (const name of ['CONTINUITY_GATE_TOOLS', 'CONTINUITY_GATE_POLICY conflicting'])
           expect(said).toContain(`${name}: would relax the gate`);
         expect(deniedIds(held)).toContain('w-env');
         expect(existsSync(target), 'the Write ran under the relaxing env').toBe(false);
@@ -168,6 +165,35 @@ describe.concurrent('the runtime’s settings the agent writes (Claude Code 2.1.
         const target = s.world.file('after-strip.txt');
         const r = await resumeWith(s, sessionId, [[write('w-strip', target, 'x\n')]]);
         // Pinned: the documented non-guarantee. If this fails, Claude Code kept the hooks: update docs/security.md.
+        expect(deniedIds(r)).toEqual([]);
+        expect(existsSync(target)).toBe(true);
+      } finally {
+        await endScenario(s);
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+});
+
+describe.concurrent('NOT guaranteed without managed settings (Claude Code 2.1.328)', () => {
+  it(
+    'NOT guaranteed: disableAllHooks in .claude/settings.local.json, written by the agent’s Bash, turns our hooks off in the next process (after a compaction its Write runs)',
+    async () => {
+      const s = await scenario(suite());
+      try {
+        const sessionId = await startSession(s);
+        const off = python(`open(p + '.local.json', 'w').write(json.dumps({'disableAllHooks': True}))`);
+        const wrote = await resumeWith(s, sessionId, [[bash('b-off', off)]]);
+        expect(deniedIds(wrote)).toEqual([]);
+        expect(settingsOf(s, '.claude/settings.local.json')).toEqual({ disableAllHooks: true });
+        // Our hooks are still in the project's settings: the local file alone turns them off.
+        expect(JSON.stringify(settingsOf(s).hooks)).toContain('hook claude-code');
+        const before = s.world.ledgerRecords().length;
+        await compactManually(s, sessionId, 'keep the plan');
+        expect(s.world.ledgerRecords().length).toBe(before);
+        const target = s.world.file('after-off.txt');
+        const r = await resumeWith(s, sessionId, [[write('w-off', target, 'x\n')]]);
+        // Pinned: the documented non-guarantee (docs/security.md). Managed hooks hold against it (below).
         expect(deniedIds(r)).toEqual([]);
         expect(existsSync(target)).toBe(true);
       } finally {
