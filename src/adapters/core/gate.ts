@@ -365,12 +365,27 @@ function bashFindings(command: string, paths: ProtectedPaths, launch?: LaunchTru
   if (isContinuityReadonly(command, launch)) return { kind: 'continuity_readonly', runtimeChosen: false };
   const taskRecord = /(?:^|[\s'"=/])\.continuity(?:\/|\s|$|['"])/;
   if (taskRecord.test(command) || taskRecord.test(unquoted)) return found('touches_task_record');
-  const runtime = runtimeConfigPattern(paths);
+  const runtime = mayNameRuntimeConfig(paths, command, unquoted) ? runtimeConfigPattern(paths) : undefined;
   if (runtime && (runtime.test(command) || runtime.test(unquoted))) return found('touches_runtime_config');
   return found('other');
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * True when the command's text holds the name of a runtime settings file, of a directory entry or
+ * of the directory holding one: only then are their spellings (links resolved, a few system calls
+ * on the fast path) built. A file reached through a link of another name is named by its link.
+ */
+function mayNameRuntimeConfig(paths: ProtectedPaths, command: string, unquoted: string): boolean {
+  for (const entry of paths.runtimeConfig ?? []) {
+    const abs = entry.endsWith(sep) ? entry.slice(0, -1) : entry;
+    for (const name of [basename(abs), basename(dirname(abs))]) {
+      if (name && (command.includes(name) || unquoted.includes(name))) return true;
+    }
+  }
+  return false;
+}
 
 /**
  * The spellings of the runtime's settings files a command may name: each file (or directory entry,
@@ -473,9 +488,13 @@ export function inspectTargetPath(
   if (targets.some((t) => state.some((s) => inside(s, t)) || files.includes(t))) return 'touches_evidence';
   const project = roots(paths.projectStateDir);
   if (targets.some((t) => project.some((p) => inside(p, t)))) return 'touches_task_record';
+  // Resolving each entry's links costs a few system calls, on the fast path: a file entry is looked
+  // at only when the target (or what it links to) has its name.
+  const names = new Set(targets.map((t) => basename(t)));
   for (const entry of paths.runtimeConfig ?? []) {
     // A directory entry (ending in the separator) holds every file in it.
     const tree = entry.endsWith(sep);
+    if (!tree && !names.has(basename(entry))) continue;
     for (const r of roots(tree ? entry.slice(0, -1) : entry)) {
       if (targets.some((t) => (tree ? inside(r, t) : t === r))) return 'touches_runtime_config';
     }
