@@ -220,25 +220,30 @@ async function managedLauncher(
   dir: string,
   managed: Record<string, unknown>,
 ): Promise<string> {
-  const probe = await run('unshare', ['-m', 'true'], { env: cleanEnv({}), cwd: dir });
-  if (probe.status !== 0) {
-    throw new Error(
-      `the managed-settings scenario needs a private mount namespace (\`unshare -m true\` failed: ${probe.stderr.trim()}); run it as root with CAP_SYS_ADMIN`,
-    );
-  }
   const layer = join(dir, 'etc-layer');
   // Where docs/claude-code.md tells the administrator to put it: a file of the drop-in folder.
   const dropIn = join(layer, 'claude-code', 'managed-settings.d');
   mkdirSync(dropIn, { recursive: true });
   writeFileSync(join(dropIn, '50-continuity.json'), `${JSON.stringify(managed, null, 2)}\n`);
+  const mount = `mount -t overlay overlay -o ro,lowerdir=${layer}:/etc /etc`;
+  // The set-up the launcher needs, tried first: one clear line when this machine cannot give it.
+  const probe = await run(
+    'unshare',
+    ['-m', 'sh', '-c', `${mount} && test -f /etc/claude-code/managed-settings.d/50-continuity.json`],
+    {
+      env: cleanEnv({}),
+      cwd: dir,
+    },
+  );
+  if (probe.status !== 0) {
+    throw new Error(
+      `the managed-settings scenario needs a private mount namespace with an overlay on /etc (\`unshare -m sh -c '${mount}'\` failed: ${probe.stderr.trim()}); run it as root with CAP_SYS_ADMIN`,
+    );
+  }
   const launcher = join(dir, 'claude-with-managed-settings');
   writeFileSync(
     launcher,
-    [
-      '#!/bin/sh',
-      `exec unshare -m sh -c 'mount -t overlay overlay -o ro,lowerdir=${layer}:/etc /etc && exec "$0" "$@"' '${claude}' "$@"`,
-      '',
-    ].join('\n'),
+    ['#!/bin/sh', `exec unshare -m sh -c '${mount} && exec "$0" "$@"' '${claude}' "$@"`, ''].join('\n'),
   );
   chmodSync(launcher, 0o755);
   return launcher;
