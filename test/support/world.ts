@@ -12,8 +12,21 @@ import { atTerminal, withApproverKey } from './human.js';
 import { type Run, run } from './processes.js';
 import { bytesUnder, readLedger, writeKey } from './task.js';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
 /** This checkout's `bin/continuity.js`. */
-export const BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'continuity.js');
+export const BIN = join(ROOT, 'bin', 'continuity.js');
+
+/**
+ * Installs this checkout into `project` as `npm install` puts a dependency there:
+ * `node_modules/agent-continuity` (a link to the checkout) and `node_modules/.bin/continuity`
+ * (a relative link to its bin).
+ */
+export function linkPackageInto(project: string): void {
+  mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(ROOT, join(project, 'node_modules', 'agent-continuity'));
+  symlinkSync('../agent-continuity/bin/continuity.js', join(project, 'node_modules', '.bin', 'continuity'));
+}
 
 /** The digest and chain key files of a world. */
 export interface WorldKeys {

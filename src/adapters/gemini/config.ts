@@ -38,6 +38,9 @@ export const GEMINI_DIALECT: HookDialect = Object.freeze({
   env: { projectDir: 'GEMINI_PROJECT_DIR', sessionId: 'GEMINI_SESSION_ID' },
   boundaryPrefix: 'gm',
   settingsFile: '.gemini/settings.json',
+  // Gemini CLI 0.61.0 replaces `$GEMINI_PROJECT_DIR` in a hook command by the directory, already
+  // shell-quoted (its `expandCommand`, for every shell): inside double quotes that would break.
+  projectDirQuoted: true,
   command: 'gemini',
   // PreCompress's answer is ignored by Gemini CLI: nothing reaches its summarizer.
   preCompactOutput: 'context',
