@@ -11,6 +11,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { requestText } from '../support/anthropic-server.js';
 import {
   bash,
   deniedIds,
@@ -70,6 +71,9 @@ describe('a clone of a project with portable settings, on the real binary', () =
         const r = await s.world.claude(s.server, ['-p', 'start the task', ...AUTOCOMPACT]);
         const sessionId = sessionOf(r);
         expect(resultOf(s.server, 'b-full')?.text).toContain(sub);
+        // Claude Code's own working directory moved there before the compaction (its hooks run in it).
+        const summary = s.server.requestsOf('summary')[0];
+        expect(requestText(summary?.body)).toContain(`Primary working directory: ${sub} (was ${project})`);
         expect(s.server.requestsOf('summary')).toHaveLength(1);
         expectOneCapturedBoundary(s, sessionId, 1);
         // The context printed this clone's installation, and the exemption let it run.
