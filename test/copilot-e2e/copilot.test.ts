@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_BIN } from '../../src/adapters/core/project.js';
 import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
 import { boundaryIdsOf, humanApproves, sessionRecords, statusOf } from '../support/evidence.js';
 import {
@@ -28,7 +29,14 @@ import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.j
 import { ensureNpmPeer, PEERS, peerCacheRoot } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { type TaskValues, taskRecord, taskValues, widened } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import {
+  BIN,
+  continuityCli,
+  evidenceDirs,
+  linkPackageInto,
+  type WorldFiles,
+  worldFiles,
+} from '../support/world.js';
 
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -56,8 +64,12 @@ interface World extends WorldFiles {
   continuity(args: string[]): Promise<Run>;
 }
 
-/** `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads from `.claude/settings.json`). */
-async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World> {
+/**
+ * `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads
+ * from `.claude/settings.json`). `projectInstall`: agent-continuity installed in the project and
+ * not on PATH, init run without `--command` (the hooks run the project's own installation).
+ */
+async function makeWorld(inits: readonly string[] = ['copilot'], projectInstall = false): Promise<World> {
   if (!copilot || !receiver) throw new Error('the Copilot suite did not start (see the beforeAll error)');
   const bin = copilot;
   const root = mkdtempSync(join(tmpdir(), 'copilot-e2e-'));
@@ -66,7 +78,7 @@ async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World>
   for (const d of [project, home]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, receiver.endpoint);
   const env = cleanEnv({
-    PATH: `${binDir}:${process.env.PATH ?? ''}`,
+    PATH: projectInstall ? (process.env.PATH ?? '') : `${binDir}:${process.env.PATH ?? ''}`,
     HOME: home,
     // Copilot unpacks its JavaScript under XDG_CACHE_HOME on first run: once, in the peer cache.
     XDG_CACHE_HOME: join(peerCacheRoot(), 'copilot-unpacked'),
@@ -81,8 +93,13 @@ async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World>
   });
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
   const cli = continuityCli(project, humanEnv);
+  // A copy, as npm installs it: Copilot asks for a path outside the project (a link's target) even with --allow-all-tools.
+  if (projectInstall) linkPackageInto(project, { copy: true });
   for (const runtime of inits) {
-    const init = await cli(['init', runtime, '--command', `node ${BIN}`], undefined, env);
+    // With the package in the project, init is run from it (as `npx continuity init` runs it).
+    const init = projectInstall
+      ? await run(join(project, PROJECT_BIN), ['init', runtime], { env, cwd: project })
+      : await cli(['init', runtime, '--command', `node ${BIN}`], undefined, env);
     if (init.status !== 0) throw new Error(`continuity init ${runtime} failed: ${init.stderr}`);
   }
   const values = taskValues();
@@ -302,6 +319,32 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         }
         expect(existsSync(w.file('next.txt'))).toBe(true);
         expect(boundaryIdsOf(sessionRecords(w.ledgerRecords(), sessionId))).toEqual([]);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'with only `init claude-code` whose hooks run the project\'s installation ("$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity), and `init copilot` likewise: the compaction confirmed, the first write held, a preserved restatement releases it',
+    async () => {
+      const w = await makeWorld(['claude-code', 'copilot'], true);
+      try {
+        const launcher = '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity';
+        for (const [file, runtime] of [
+          ['.claude/settings.json', 'claude-code'],
+          ['.github/hooks/continuity.json', 'copilot'],
+        ] as const) {
+          expect(readFileSync(w.file(file), 'utf8')).toContain(
+            JSON.stringify(`${launcher} hook ${runtime}`).slice(1, -1),
+          );
+        }
+        const { server, sessionId } = await compactThenRestate(w, { ...w.values });
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
+        const st = await statusOf<StatusEntry>(w.continuity, sessionId);
+        expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
       } finally {
         w.dispose();
       }
