@@ -15,6 +15,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { PROJECT_BIN } from '../../src/adapters/core/project.js';
 import {
   type ChatServer,
   messageText,
@@ -27,7 +28,14 @@ import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.j
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { type TaskValues, taskRecord, taskValues } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import {
+  BIN,
+  continuityCli,
+  evidenceDirs,
+  linkPackageInto,
+  type WorldFiles,
+  worldFiles,
+} from '../support/world.js';
 
 /** The launcher `init --command` writes into the hooks. */
 export const LAUNCHER = `node ${BIN}`;
@@ -70,8 +78,13 @@ export interface World extends WorldFiles {
   initOutput: string;
 }
 
-/** Creates a world: directories, keys, Qwen's user settings, `continuity init qwen-code`, the task record. */
-export async function makeWorld(suite: Suite): Promise<World> {
+/**
+ * Creates a world: directories, keys, Qwen's user settings, `continuity init qwen-code`, the task
+ * record. `projectInstall`: agent-continuity installed in the project (a copy, as npm installs it)
+ * and not on PATH, init run from it without `--command`: the hooks run
+ * `"$QWEN_PROJECT_DIR"/node_modules/.bin/continuity`.
+ */
+export async function makeWorld(suite: Suite, projectInstall = false): Promise<World> {
   const root = mkdtempSync(join(tmpdir(), 'qwen-e2e-'));
   const project = join(root, 'project');
   const home = join(root, 'home');
@@ -87,7 +100,7 @@ export async function makeWorld(suite: Suite): Promise<World> {
     }),
   );
   const env = cleanEnv({
-    PATH: `${binDir}:${dirname(suite.node22)}:${process.env.PATH ?? ''}`,
+    PATH: `${projectInstall ? '' : `${binDir}:`}${dirname(suite.node22)}:${process.env.PATH ?? ''}`,
     HOME: home,
     OPENAI_API_KEY: 'test',
     OPENAI_MODEL: 'scripted-model',
@@ -97,7 +110,10 @@ export async function makeWorld(suite: Suite): Promise<World> {
   });
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
   const cli = continuityCli(project, humanEnv);
-  const init = await cli(['init', 'qwen-code', '--command', LAUNCHER], undefined, env);
+  if (projectInstall) linkPackageInto(project, { copy: true });
+  const init = projectInstall
+    ? await run(join(project, PROJECT_BIN), ['init', 'qwen-code'], { env, cwd: project })
+    : await cli(['init', 'qwen-code', '--command', LAUNCHER], undefined, env);
   if (init.status !== 0) throw new Error(`continuity init qwen-code failed: ${init.stderr}`);
   const values = taskValues();
   writeFileSync(
