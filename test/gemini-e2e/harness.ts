@@ -15,6 +15,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PROJECT_BIN } from '../../src/adapters/core/project.js';
 import {
   type GeminiServer,
   type RecordedRequest,
@@ -27,7 +28,14 @@ import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.j
 import { ensureNpmPeer, PEERS } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { type TaskValues, taskRecord, taskValues } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import {
+  BIN,
+  continuityCli,
+  evidenceDirs,
+  linkPackageInto,
+  type WorldFiles,
+  worldFiles,
+} from '../support/world.js';
 
 /** The launcher `init --command` writes into the hooks. */
 export const LAUNCHER = `node ${BIN}`;
@@ -68,8 +76,13 @@ export interface World extends WorldFiles {
   initOutput: string;
 }
 
-/** Creates a world: directories, keys, Gemini's user settings, `continuity init gemini`, the task record. */
-export async function makeWorld(suite: Suite): Promise<World> {
+/**
+ * Creates a world: directories, keys, Gemini's user settings, `continuity init gemini`, the task
+ * record. `projectInstall`: agent-continuity installed in the project (a copy, as npm installs it)
+ * and not on PATH, init run from it without `--command`: the hooks run
+ * `$GEMINI_PROJECT_DIR/node_modules/.bin/continuity`.
+ */
+export async function makeWorld(suite: Suite, projectInstall = false): Promise<World> {
   const root = mkdtempSync(join(tmpdir(), 'gemini-e2e-'));
   const project = join(root, 'project');
   const home = join(root, 'home');
@@ -85,7 +98,7 @@ export async function makeWorld(suite: Suite): Promise<World> {
     }),
   );
   const env = cleanEnv({
-    PATH: `${binDir}:${process.env.PATH ?? ''}`,
+    PATH: projectInstall ? (process.env.PATH ?? '') : `${binDir}:${process.env.PATH ?? ''}`,
     HOME: home,
     GEMINI_API_KEY: 'test',
     // A headless run in a folder the user has not marked trusted.
@@ -95,7 +108,10 @@ export async function makeWorld(suite: Suite): Promise<World> {
   });
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
   const cli = continuityCli(project, humanEnv);
-  const init = await cli(['init', 'gemini', '--command', LAUNCHER], undefined, env);
+  if (projectInstall) linkPackageInto(project, { copy: true });
+  const init = projectInstall
+    ? await run(join(project, PROJECT_BIN), ['init', 'gemini'], { env, cwd: project })
+    : await cli(['init', 'gemini', '--command', LAUNCHER], undefined, env);
   if (init.status !== 0) throw new Error(`continuity init gemini failed: ${init.stderr}`);
   const values = taskValues();
   writeFileSync(
@@ -151,7 +167,7 @@ export function readFile(id: string, path: string, promptTokens?: number): Reply
  */
 export function restate(id: string, values: Record<string, unknown>): Step {
   return (request) => {
-    const m = /((?:node \S+continuity\.js|continuity) observe --session [A-Za-z0-9-]+) --decision '/.exec(
+    const m = /((?:node \S+\/continuity(?:\.js)?|continuity) observe --session [A-Za-z0-9-]+) --decision '/.exec(
       requestText(request),
     );
     if (!m)
