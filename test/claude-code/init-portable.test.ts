@@ -255,13 +255,19 @@ describe('init claude-code: a portable launcher in committed settings', () => {
 describe('the dialects that share init: the project variable each runtime gives its hooks', () => {
   it.each([
     // Qwen Code 0.24.4 passes a bash command through and the shell expands the exported variable.
-    ['qwen-code', '.qwen/settings.json', '"$QWEN_PROJECT_DIR"'],
+    ['qwen-code', '.qwen/settings.json', '"$QWEN_PROJECT_DIR"', undefined],
     // Gemini CLI 0.61.0 puts the directory in itself, shell-quoted: the variable stays unquoted.
-    ['gemini', '.gemini/settings.json', '$GEMINI_PROJECT_DIR'],
-    ['copilot', '.github/hooks/continuity.json', '"$CLAUDE_PROJECT_DIR"'],
+    ['gemini', '.gemini/settings.json', '$GEMINI_PROJECT_DIR', undefined],
+    // Copilot CLI 1.0.102 loads every .github/hooks/*.json: this machine's path goes beside.
+    [
+      'copilot',
+      '.github/hooks/continuity.json',
+      '"$CLAUDE_PROJECT_DIR"',
+      '.github/hooks/continuity.local.json',
+    ],
   ])(
     "%s: installed in the project, the launcher under the project variable; not installed, this machine's path with a note",
-    async (runtime, file, ref) => {
+    async (runtime, file, ref, local) => {
       const world = makeWorld(CLOSED);
       try {
         const machine = await runCli(['init', runtime], {
@@ -269,9 +275,15 @@ describe('the dialects that share init: the project variable each runtime gives 
           cwd: world.project,
         });
         expect(machine.status, machine.stderr).toBe(EXIT.ok);
-        const text = readFileSync(join(world.project, file), 'utf8');
+        const machineFile = local ?? file;
+        const text = readFileSync(join(world.project, machineFile), 'utf8');
         expect(text).toContain(JSON.stringify(`node ${BIN} hook ${runtime}`).slice(1, -1));
-        expect(machine.stdout).toContain(`and ${file} now holds that path`);
+        expect(machine.stdout).toContain(
+          local
+            ? `so they went into ${local} (this machine's, git-ignored), not ${file}`
+            : `and ${file} now holds that path`,
+        );
+        if (local) expect(existsSync(join(world.project, file))).toBe(false);
         installInProject(world.project);
         const portable = await runCli(['init', runtime], {
           env: { ...world.shellEnv, PATH: NO_CONTINUITY },
@@ -283,6 +295,7 @@ describe('the dialects that share init: the project variable each runtime gives 
           JSON.stringify(`${ref}/node_modules/.bin/continuity hook ${runtime}`).slice(1, -1),
         );
         expect(after).not.toContain(BIN);
+        if (local) expect(existsSync(join(world.project, local))).toBe(false);
       } finally {
         world.dispose();
       }

@@ -66,10 +66,16 @@ interface World extends WorldFiles {
 
 /**
  * `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads
- * from `.claude/settings.json`). `projectInstall`: agent-continuity installed in the project and
- * not on PATH, init run without `--command` (the hooks run the project's own installation).
+ * from `.claude/settings.json`). `launcher`: `command` (default), init's `--command` with this
+ * checkout's bin; `project`, agent-continuity installed in the project and not on PATH, init run
+ * from it without `--command` (the hooks run the project's own installation); `machine`, neither
+ * installed nor on PATH, init run without `--command` (the hooks run this checkout's path).
  */
-async function makeWorld(inits: readonly string[] = ['copilot'], projectInstall = false): Promise<World> {
+async function makeWorld(
+  inits: readonly string[] = ['copilot'],
+  launcher: 'command' | 'project' | 'machine' = 'command',
+): Promise<World> {
+  const projectInstall = launcher === 'project';
   if (!copilot || !receiver) throw new Error('the Copilot suite did not start (see the beforeAll error)');
   const bin = copilot;
   const root = mkdtempSync(join(tmpdir(), 'copilot-e2e-'));
@@ -78,7 +84,7 @@ async function makeWorld(inits: readonly string[] = ['copilot'], projectInstall 
   for (const d of [project, home]) mkdirSync(d, { recursive: true, mode: 0o700 });
   const { state, ledger, binDir, continuityEnv } = evidenceDirs(root, receiver.endpoint);
   const env = cleanEnv({
-    PATH: projectInstall ? (process.env.PATH ?? '') : `${binDir}:${process.env.PATH ?? ''}`,
+    PATH: launcher === 'command' ? `${binDir}:${process.env.PATH ?? ''}` : (process.env.PATH ?? ''),
     HOME: home,
     // Copilot unpacks its JavaScript under XDG_CACHE_HOME on first run: once, in the peer cache.
     XDG_CACHE_HOME: join(peerCacheRoot(), 'copilot-unpacked'),
@@ -99,7 +105,11 @@ async function makeWorld(inits: readonly string[] = ['copilot'], projectInstall 
     // With the package in the project, init is run from it (as `npx continuity init` runs it).
     const init = projectInstall
       ? await run(join(project, PROJECT_BIN), ['init', runtime], { env, cwd: project })
-      : await cli(['init', runtime, '--command', `node ${BIN}`], undefined, env);
+      : await cli(
+          ['init', runtime, ...(launcher === 'command' ? ['--command', `node ${BIN}`] : [])],
+          undefined,
+          env,
+        );
     if (init.status !== 0) throw new Error(`continuity init ${runtime} failed: ${init.stderr}`);
   }
   const values = taskValues();
@@ -329,7 +339,7 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
   it(
     'with only `init claude-code` whose hooks run the project\'s installation ("$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity), and `init copilot` likewise: the compaction confirmed, the first write held, a preserved restatement releases it',
     async () => {
-      const w = await makeWorld(['claude-code', 'copilot'], true);
+      const w = await makeWorld(['claude-code', 'copilot'], 'project');
       try {
         const launcher = '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity';
         for (const [file, runtime] of [
@@ -386,6 +396,27 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         const { server } = await compactThenRestate(w, { ...w.values });
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
         expect(existsSync(w.file('after.txt'))).toBe(true);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    "init copilot without a portable launcher: this machine's path goes into .github/hooks/continuity.local.json (git-ignored), which Copilot loads: the compaction captured, the first write held",
+    async () => {
+      const w = await makeWorld(['copilot'], 'machine');
+      try {
+        expect(existsSync(w.file('.github/hooks/continuity.json'))).toBe(false);
+        expect(readFileSync(w.file('.github/hooks/continuity.local.json'), 'utf8')).toContain(
+          `node ${BIN} hook copilot`,
+        );
+        expect(readFileSync(w.file('.gitignore'), 'utf8')).toContain('/.github/hooks/continuity.local.json');
+        await compactThenRestate(w, { ...w.values });
+        const r = await w.continuity(['init', 'copilot', '--remove']);
+        expect(r.status, r.stderr).toBe(0);
+        expect(existsSync(w.file('.github/hooks/continuity.local.json'))).toBe(false);
       } finally {
         w.dispose();
       }

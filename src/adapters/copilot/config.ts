@@ -38,6 +38,9 @@ export const COPILOT_DIALECT: HookDialect = Object.freeze({
   env: { projectDir: 'CLAUDE_PROJECT_DIR', sessionId: 'COPILOT_CONTINUITY_SESSION_ID' },
   boundaryPrefix: 'cp',
   settingsFile: '.github/hooks/continuity.json',
+  // Copilot loads every `.github/hooks/*.json` (1.0.102, recorded by test/copilot-e2e): a hooks
+  // file that runs this machine's path goes beside the committed one, git-ignored.
+  localSettingsFile: '.github/hooks/continuity.local.json',
   command: 'copilot',
   // Copilot's preCompact is a notification: no answer reaches its summarizer.
   preCompactOutput: 'context',
