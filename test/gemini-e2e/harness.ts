@@ -167,9 +167,10 @@ export function readFile(id: string, path: string, promptTokens?: number): Reply
  */
 export function restate(id: string, values: Record<string, unknown>): Step {
   return (request) => {
-    const m = /((?:node \S+\/continuity(?:\.js)?|continuity) observe --session [A-Za-z0-9-]+) --decision '/.exec(
-      requestText(request),
-    );
+    const m =
+      /((?:node \S+\/continuity(?:\.js)?|continuity) observe --session [A-Za-z0-9-]+) --decision '/.exec(
+        requestText(request),
+      );
     if (!m)
       throw new Error('no restatement command in the request: neither the context nor the gate named it');
     const flags = Object.entries(values).map(([k, v]) => `--decision '${k}=${JSON.stringify(v)}'`);
