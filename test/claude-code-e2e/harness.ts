@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
+import { PROJECT_BIN } from '../../src/adapters/core/project.js';
 import {
   type AnthropicServer,
   type MessagesBody,
@@ -34,7 +35,14 @@ import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../supp
 import { claudeCodePeer, ensureNpmPeer, ensureSystemTools, type SystemTool } from '../support/peers.js';
 import { cleanEnv, type Run, run, slots } from '../support/processes.js';
 import { marker, type TaskDecision } from '../support/task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from '../support/world.js';
+import {
+  BIN,
+  continuityCli,
+  evidenceDirs,
+  linkPackageInto,
+  type WorldFiles,
+  worldFiles,
+} from '../support/world.js';
 
 export { BIN, marker, run, type TaskDecision };
 
@@ -234,6 +242,43 @@ export interface WorldOptions {
   claudeMd?: string;
   /** A world to share the project and state with (two sessions in one project). */
   sharedWith?: World;
+  /**
+   * The project as a teammate gets it: `continuity init claude-code` run (without `--command`) in
+   * another checkout that has the package in its `node_modules` and not on PATH, its committed
+   * files cloned with git, and the package installed in the clone as `npm install` puts it. The
+   * hooks then run `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity`; `continuity` is not on
+   * the binary's PATH.
+   */
+  clonedWithProjectInstall?: boolean;
+}
+
+/** Commits what `init` wrote in a checkout with the package installed, and clones it to `project` with the package installed again. */
+async function initInCheckoutAndClone(
+  root: string,
+  project: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const origin = join(root, 'origin');
+  mkdirSync(origin, { recursive: true });
+  writeFileSync(join(origin, '.gitignore'), 'node_modules/\n');
+  linkPackageInto(origin);
+  const init = await run(join(origin, PROJECT_BIN), ['init', 'claude-code'], { env, cwd: origin });
+  if (init.status !== 0) throw new Error(`continuity init claude-code failed: ${init.stderr}`);
+  const git = async (args: string[], cwd: string) => {
+    const r = await run('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@localhost', ...args], {
+      env,
+      cwd,
+    });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
+  };
+  await git(['init', '-q'], origin);
+  await git(['add', '-A'], origin);
+  await git(['commit', '-qm', 'continuity init claude-code'], origin);
+  rmSync(project, { recursive: true, force: true });
+  await git(['clone', '-q', origin, project], root);
+  linkPackageInto(project);
+  mkdirSync(join(project, '.continuity'), { mode: 0o700 });
+  return init.stdout;
 }
 
 /** Creates a world: directories, keys, `continuity init claude-code`, the task record. */
@@ -244,8 +289,9 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
   for (const d of [project, join(root, 'home'), join(root, 'config')])
     mkdirSync(d, { recursive: true, mode: 0o700 });
   const { state, ledger, keys, binDir, continuityEnv } = evidenceDirs(root, suite.otlpEndpoint, shared);
+  const cloned = options.clonedWithProjectInstall === true && !shared;
   const env = cleanEnv({
-    PATH: `${binDir}:${process.env.PATH ?? ''}`,
+    PATH: cloned ? (process.env.PATH ?? '') : `${binDir}:${process.env.PATH ?? ''}`,
     HOME: join(root, 'home'),
     CLAUDE_CONFIG_DIR: join(root, 'config'),
     ANTHROPIC_API_KEY: 'test',
@@ -260,11 +306,14 @@ export async function makeWorld(suite: Suite, options: WorldOptions): Promise<Wo
   const cli = continuityCli(project, humanEnv);
 
   let initOutput = shared?.initOutput ?? '';
-  if (!shared) {
+  if (cloned) initOutput = await initInCheckoutAndClone(root, project, env);
+  else if (!shared) {
     // The real init, as a user runs it in the project (with the environment the hooks will have).
     const init = await cli(['init', 'claude-code', '--command', LAUNCHER], undefined, env);
     if (init.status !== 0) throw new Error(`continuity init claude-code failed: ${init.stderr}`);
     initOutput = init.stdout;
+  }
+  if (!shared) {
     writeFileSync(
       join(project, '.continuity', 'task.json'),
       `${JSON.stringify({ task: 'e2e-task', decisions: options.decisions }, null, 2)}\n`,

@@ -59,7 +59,7 @@ export interface Scenario {
 /** Creates a scenario: a world with the task record of fresh values and a model server. */
 export async function scenario(
   suite: Suite,
-  options: { claudeMd?: string; values?: TaskValues } = {},
+  options: { claudeMd?: string; values?: TaskValues; clonedWithProjectInstall?: boolean } = {},
 ): Promise<Scenario> {
   const values = options.values ?? taskValues();
   const summaryMarker = marker('SUMMARY');
@@ -68,6 +68,7 @@ export async function scenario(
   const world = await makeWorld(suite, {
     decisions: taskRecord(values),
     ...(options.claudeMd !== undefined ? { claudeMd: options.claudeMd } : {}),
+    ...(options.clonedWithProjectInstall ? { clonedWithProjectInstall: true } : {}),
   });
   const server = await startAnthropicServer({ summary });
   return {
@@ -312,11 +313,11 @@ export function debugLines(s: Scenario): string[] {
  * hook that timed out, failed or answered JSON Claude Code rejects is logged otherwise; a gate
  * that timed out would have let its tool call through), the script had no problem, the receiver
  * decoded everything, and no raw value, summary or absolute path reached the ledger, the adapter
- * state or a span.
+ * state or a span. `launcher` is how init's hooks start continuity (default the harness's `--command`).
  */
-export function expectClean(s: Scenario, extraSecrets: string[] = []): void {
+export function expectClean(s: Scenario, extraSecrets: string[] = [], launcher = LAUNCHER): void {
   const lines = debugLines(s);
-  const ours = lines.filter((l) => l.includes(`[${LAUNCHER} hook claude-code]`));
+  const ours = lines.filter((l) => l.includes(`[${launcher} hook claude-code]`));
   expect(ours.length, 'our hooks ran').toBeGreaterThan(0);
   // The activity hooks init registers `async: true` are logged as moved to the background, and
   // each, once it exits 0 printing nothing, as having produced no response payload (2.1.328: the

@@ -24,8 +24,8 @@ interface Settings {
   enabledMcpjsonServers?: string[];
 }
 
-function settingsOf(world: World): Settings {
-  return JSON.parse(readFileSync(join(world.project, '.claude', 'settings.json'), 'utf8')) as Settings;
+function settingsOf(world: World, file = 'settings.json'): Settings {
+  return JSON.parse(readFileSync(join(world.project, '.claude', file), 'utf8')) as Settings;
 }
 
 function ourCommands(settings: Settings): string[] {
@@ -54,12 +54,12 @@ function writeThroughShell(world: World, command: string, sessionId: string) {
 }
 
 describe('continuity init claude-code', () => {
-  it('writes hooks that run from this checkout when `continuity` is not on PATH, and they work as written', async () => {
+  it("writes hooks that run from this checkout when `continuity` is not on PATH (into this machine's settings file), and they work as written", async () => {
     const world = makeWorld(CLOSED, { PATH: '/usr/bin:/bin' });
     try {
       const r = await init(world);
-      expect(r.stdout).toContain('`continuity` is not on PATH');
-      const commands = ourCommands(settingsOf(world));
+      expect(r.stdout).toContain('agent-continuity is neither on PATH nor installed in the project');
+      const commands = ourCommands(settingsOf(world, 'settings.local.json'));
       expect(new Set(commands)).toEqual(new Set([`node ${BIN} hook claude-code`]));
       const sh = writeThroughShell(world, commands[0]!, 'fresh-clone-1');
       expect(sh.status, sh.stderr).toBe(0);
@@ -85,7 +85,7 @@ describe('continuity init claude-code', () => {
         encoding: 'utf8',
       });
       expect(r.status, r.stderr).toBe(EXIT.ok);
-      const commands = ourCommands(settingsOf(world));
+      const commands = ourCommands(settingsOf(world, 'settings.local.json'));
       expect(new Set(commands)).toEqual(new Set([`node '${bin.replace(/'/g, `'\\''`)}' hook claude-code`]));
       const sh = writeThroughShell(world, commands[0]!, 'quoted-path-1');
       expect(sh.status, sh.stderr).toBe(0);

@@ -28,6 +28,7 @@ import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.j
 import { ensureNpmPeer, PEERS, peerCacheRoot } from '../support/peers.js';
 import { type Run, run, slots } from '../support/processes.js';
 import { widened } from '../support/task.js';
+import { BIN } from '../support/world.js';
 
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -53,8 +54,17 @@ interface World extends AgentWorld {
   copilot(server: ChatServer, prompt: string, resume?: string): Promise<Run>;
 }
 
-/** `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads from `.claude/settings.json`). */
-async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World> {
+/**
+ * `inits`: the `continuity init` runtimes the project has (`claude-code`: the hooks Copilot loads
+ * from `.claude/settings.json`). `launcher`: `command` (default), init's `--command` with this
+ * checkout's bin; `project`, agent-continuity installed in the project and not on PATH, init run
+ * from it without `--command` (the hooks run the project's own installation); `machine`, neither
+ * installed nor on PATH, init run without `--command` (the hooks run this checkout's path).
+ */
+async function makeWorld(
+  inits: readonly string[] = ['copilot'],
+  launcher: 'command' | 'project' | 'machine' = 'command',
+): Promise<World> {
   if (!copilot || !receiver) throw new Error('the Copilot suite did not start (see the beforeAll error)');
   const bin = copilot;
   const w = await agentWorld({
@@ -71,6 +81,7 @@ async function makeWorld(inits: readonly string[] = ['copilot']): Promise<World>
       COPILOT_ALLOW_ALL: 'true',
       COPILOT_AUTO_UPDATE: 'false',
     },
+    launcher,
   });
   return {
     ...w,
@@ -269,6 +280,32 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
   );
 
   it(
+    'with only `init claude-code` whose hooks run the project\'s installation ("$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity), and `init copilot` likewise: the compaction confirmed, the first write held, a preserved restatement releases it',
+    async () => {
+      const w = await makeWorld(['claude-code', 'copilot'], 'project');
+      try {
+        const launcher = '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity';
+        for (const [file, runtime] of [
+          ['.claude/settings.json', 'claude-code'],
+          ['.github/hooks/continuity.json', 'copilot'],
+        ] as const) {
+          expect(readFileSync(w.file(file), 'utf8')).toContain(
+            JSON.stringify(`${launcher} hook ${runtime}`).slice(1, -1),
+          );
+        }
+        const { server, sessionId } = await compactThenRestate(w, { ...w.values });
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
+        const st = await statusOf(w.continuity, sessionId);
+        expect([st.state, st.trigger]).toEqual(['preserved', 'auto']);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
     'with only `init claude-code` (Copilot loads .claude/settings.json): the compaction is confirmed from Copilot’s records, the first write held, a preserved restatement releases it',
     async () => {
       const w = await makeWorld(['claude-code']);
@@ -302,6 +339,27 @@ describe.concurrent('GitHub Copilot CLI on the real binary', () => {
         const { server } = await compactThenRestate(w, { ...w.values });
         expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
         expect(existsSync(w.file('after.txt'))).toBe(true);
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    "init copilot without a portable launcher: this machine's path goes into .github/hooks/continuity.local.json (git-ignored), which Copilot loads: the compaction captured, the first write held",
+    async () => {
+      const w = await makeWorld(['copilot'], 'machine');
+      try {
+        expect(existsSync(w.file('.github/hooks/continuity.json'))).toBe(false);
+        expect(readFileSync(w.file('.github/hooks/continuity.local.json'), 'utf8')).toContain(
+          `node ${BIN} hook copilot`,
+        );
+        expect(readFileSync(w.file('.gitignore'), 'utf8')).toContain('/.github/hooks/continuity.local.json');
+        await compactThenRestate(w, { ...w.values });
+        const r = await w.continuity(['init', 'copilot', '--remove']);
+        expect(r.status, r.stderr).toBe(0);
+        expect(existsSync(w.file('.github/hooks/continuity.local.json'))).toBe(false);
       } finally {
         w.dispose();
       }

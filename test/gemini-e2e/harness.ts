@@ -1,3 +1,18 @@
+/**
+ * The end-to-end harness for the real Gemini CLI: the pinned `@google/gemini-cli` bundle from the
+ * peer cache run by this process's Node (it needs ≥ 20), our scripted Gemini API server
+ * (test/support/gemini-server.ts) as its endpoint (`GOOGLE_GEMINI_BASE_URL`, an API key), and a
+ * private world per scenario: HOME (with Gemini's user settings: API-key auth and the compression
+ * threshold `model.compressionThreshold`), a project set up by the real `continuity init gemini
+ * --command "node <repo>/bin/continuity.js"`, a task record, a state directory with the ledger and
+ * keys, and `continuity` on the agent's PATH.
+ *
+ * Gemini runs headless (`-p`) with `--yolo`: every tool runs without a prompt, so what stops a
+ * write is the continuity gate's answer to the BeforeTool hook and nothing else.
+ *
+ * The world's runtime-neutral part, and what the scenarios read of the evidence, are in
+ * test/support/agent-e2e.ts. Everything listens on 127.0.0.1 with a free port; every file lives under `os.tmpdir()`.
+ */
 import { type AgentWorld, agentWorld, type ResumedTurn, resumedTurnOf } from '../support/agent-e2e.js';
 import {
   type GeminiServer,
@@ -41,8 +56,13 @@ export interface World extends AgentWorld {
   gemini(server: GeminiServer, prompt: string, options?: { resume?: boolean }): Promise<Run>;
 }
 
-/** Creates a world: directories, keys, Gemini's user settings, `continuity init gemini`, the task record. */
-export async function makeWorld(suite: Suite): Promise<World> {
+/**
+ * Creates a world: directories, keys, Gemini's user settings, `continuity init gemini`, the task
+ * record. `projectInstall`: agent-continuity installed in the project (a copy, as npm installs it)
+ * and not on PATH, init run from it without `--command`: the hooks run
+ * `$GEMINI_PROJECT_DIR/node_modules/.bin/continuity`.
+ */
+export async function makeWorld(suite: Suite, projectInstall = false): Promise<World> {
   const w = await agentWorld({
     name: 'gemini-e2e',
     otlpEndpoint: suite.receiver.endpoint,
@@ -60,6 +80,7 @@ export async function makeWorld(suite: Suite): Promise<World> {
       // A headless run in a folder the user has not marked trusted.
       GEMINI_CLI_TRUST_WORKSPACE: 'true',
     },
+    ...(projectInstall && { launcher: 'project' as const }),
   });
   return {
     ...w,
@@ -115,9 +136,10 @@ export function readFile(id: string, path: string, promptTokens?: number): Reply
  */
 export function restate(id: string, values: Record<string, unknown>): Step {
   return (request) => {
-    const m = /((?:node \S+continuity\.js|continuity) observe --session [A-Za-z0-9-]+) --decision '/.exec(
-      requestText(request),
-    );
+    const m =
+      /((?:node \S+\/continuity(?:\.js)?|continuity) observe --session [A-Za-z0-9-]+) --decision '/.exec(
+        requestText(request),
+      );
     if (!m)
       throw new Error('no restatement command in the request: neither the context nor the gate named it');
     const flags = Object.entries(values).map(([k, v]) => `--decision '${k}=${JSON.stringify(v)}'`);

@@ -10,7 +10,7 @@
  * from that file: only then is it a boundary, and the gate holds the writes until the agent
  * restates.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   compactionSpans,
@@ -142,6 +142,41 @@ describe.concurrent('Gemini CLI on the real binary', () => {
 
         // The spans that name a runtime name Gemini CLI, the compaction spans among them.
         compactionSpans(s().receiver, sessionId, 'gemini');
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    "hooks that run the project's own installation ($GEMINI_PROJECT_DIR/node_modules/.bin/continuity, which Gemini CLI fills in quoted): compression captured, a preserved restatement lets the write through",
+    async () => {
+      const w = await makeWorld(s(), true);
+      try {
+        expect(readFileSync(w.file('.gemini/settings.json'), 'utf8')).toContain(
+          '"$GEMINI_PROJECT_DIR/node_modules/.bin/continuity hook gemini"',
+        );
+        const sessionId = await firstRun(w);
+        const server = await startGeminiServer({
+          steps: [
+            readFile('look', w.file('before.txt'), OVER_THRESHOLD),
+            readFile('look-again', w.file('before.txt')),
+            restate('restate', { ...w.values }),
+            writeFile('w-after', w.file('after.txt'), 'after restating\n'),
+            { text: 'Done.' },
+          ],
+        });
+        try {
+          const r = await w.gemini(server, 'Go on.', { resume: true });
+          expect(r.status, r.stderr).toBe(0);
+        } finally {
+          await server.close();
+        }
+        expect(requestsOf(server, 'summary').length).toBeGreaterThan(0);
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
+        expectOneBoundary(w, sessionId, 1);
       } finally {
         w.dispose();
       }

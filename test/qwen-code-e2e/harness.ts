@@ -60,8 +60,13 @@ export interface World extends AgentWorld {
   qwen(server: ChatServer, prompt: string, options?: { resume?: boolean }): Promise<Run>;
 }
 
-/** Creates a world: directories, keys, Qwen's user settings, `continuity init qwen-code`, the task record. */
-export async function makeWorld(suite: Suite): Promise<World> {
+/**
+ * Creates a world: directories, keys, Qwen's user settings, `continuity init qwen-code`, the task
+ * record. `projectInstall`: agent-continuity installed in the project (a copy, as npm installs it)
+ * and not on PATH, init run from it without `--command`: the hooks run
+ * `"$QWEN_PROJECT_DIR"/node_modules/.bin/continuity`.
+ */
+export async function makeWorld(suite: Suite, projectInstall = false): Promise<World> {
   const w = await agentWorld({
     name: 'qwen-e2e',
     otlpEndpoint: suite.receiver.endpoint,
@@ -76,6 +81,7 @@ export async function makeWorld(suite: Suite): Promise<World> {
     },
     path: [dirname(suite.node22)],
     env: { OPENAI_API_KEY: 'test', OPENAI_MODEL: 'scripted-model', QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' },
+    ...(projectInstall && { launcher: 'project' as const }),
   });
   return {
     ...w,

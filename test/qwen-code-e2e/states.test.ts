@@ -9,7 +9,7 @@
  * it reaches the model from the second request after the compaction on. The gate holds the
  * writes in between.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARY_INSTRUCTION_PREFIX } from '../../src/adapters/core/messages.js';
 import { ATTR_RUNTIME } from '../../src/otel/semconv.js';
@@ -116,6 +116,25 @@ describe.concurrent('Qwen Code on the real binary', () => {
         for (const x of compactionSpans(s().receiver, sessionId, 'qwen-code')) {
           expect(x.attributes[ATTR_RUNTIME]).toBe('qwen-code');
         }
+      } finally {
+        w.dispose();
+      }
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'hooks that run the project\'s own installation ("$QWEN_PROJECT_DIR"/node_modules/.bin/continuity): the compaction captured, a preserved restatement lets the write through',
+    async () => {
+      const w = await makeWorld(s(), true);
+      try {
+        expect(readFileSync(w.file('.qwen/settings.json'), 'utf8')).toContain(
+          JSON.stringify('"$QWEN_PROJECT_DIR"/node_modules/.bin/continuity hook qwen-code').slice(1, -1),
+        );
+        const { server, sessionId } = await autoCompactThenRestate(w, { ...w.values });
+        expect(resultOf(server, 'restate')).toContain('preserved (digest_match_fresh)');
+        expect(existsSync(w.file('after.txt'))).toBe(true);
+        expectOneBoundary(w, sessionId, 1);
       } finally {
         w.dispose();
       }

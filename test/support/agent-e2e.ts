@@ -10,12 +10,13 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
+import { PROJECT_BIN } from '../../src/adapters/core/project.js';
 import { ATTR_RUNTIME, ATTR_SESSION_ID } from '../../src/otel/semconv.js';
 import { boundaryIdsOf, humanApproves, type SessionStatus, sessionRecords, statusOf } from './evidence.js';
 import type { OtlpReceiver, ReceivedSpan } from './otlp-receiver.js';
-import { cleanEnv, type Run } from './processes.js';
+import { cleanEnv, type Run, run } from './processes.js';
 import { type TaskValues, taskRecord, taskValues } from './task.js';
-import { BIN, continuityCli, evidenceDirs, type WorldFiles, worldFiles } from './world.js';
+import { BIN, continuityCli, evidenceDirs, linkPackageInto, type WorldFiles, worldFiles } from './world.js';
 
 /** The launcher `init --command` writes into the hooks. */
 export const LAUNCHER = `node ${BIN}`;
@@ -34,6 +35,14 @@ export interface AgentWorldSpec {
   path?: readonly string[];
   /** The agent's variables beyond PATH, HOME, TERM and the `CONTINUITY_*` ones. */
   env: NodeJS.ProcessEnv;
+  /**
+   * How init finds its hooks' launcher. `command` (default): `--command` with this checkout's bin,
+   * `continuity` on PATH. `project`: agent-continuity installed in the project (a copy, as npm
+   * installs it) and not on PATH, init run from it without `--command` (the hooks run the
+   * project's own installation). `machine`: neither installed nor on PATH, init run without
+   * `--command` (the hooks run this checkout's path).
+   */
+  launcher?: 'command' | 'project' | 'machine';
 }
 
 /** One scenario's world, before the runtime's harness adds how its binary is run. */
@@ -63,8 +72,11 @@ export async function agentWorld(spec: AgentWorldSpec): Promise<AgentWorld> {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(file, JSON.stringify(spec.settings.json));
   }
+  const launcher = spec.launcher ?? 'command';
   const env = cleanEnv({
-    PATH: [binDir, ...(spec.path ?? []), process.env.PATH ?? ''].join(':'),
+    PATH: [...(launcher === 'command' ? [binDir] : []), ...(spec.path ?? []), process.env.PATH ?? ''].join(
+      ':',
+    ),
     HOME: home,
     TERM: 'dumb',
     ...spec.env,
@@ -73,8 +85,17 @@ export async function agentWorld(spec: AgentWorldSpec): Promise<AgentWorld> {
   const humanEnv = cleanEnv({ PATH: env.PATH, HOME: join(root, 'human'), ...continuityEnv });
   const cli = continuityCli(project, humanEnv);
   let initOutput = '';
+  if (launcher === 'project') linkPackageInto(project, { copy: true });
   for (const runtime of spec.inits) {
-    const init = await cli(['init', runtime, '--command', LAUNCHER], undefined, env);
+    // With the package in the project, init is run from it (as `npx continuity init` runs it).
+    const init =
+      launcher === 'project'
+        ? await run(join(project, PROJECT_BIN), ['init', runtime], { env, cwd: project })
+        : await cli(
+            ['init', runtime, ...(launcher === 'command' ? ['--command', LAUNCHER] : [])],
+            undefined,
+            env,
+          );
     if (init.status !== 0) throw new Error(`continuity init ${runtime} failed: ${init.stderr}`);
     initOutput = init.stdout;
   }

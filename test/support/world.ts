@@ -5,15 +5,35 @@
  * readers and disposal every world has. Each runtime's harness adds its binary, its home and
  * configuration, and its `init`.
  */
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { atTerminal, withApproverKey } from './human.js';
 import { type Run, run } from './processes.js';
 import { bytesUnder, readLedger, writeKey } from './task.js';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
 /** This checkout's `bin/continuity.js`. */
-export const BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'continuity.js');
+export const BIN = join(ROOT, 'bin', 'continuity.js');
+
+/**
+ * Installs this checkout into `project` as `npm install` puts a dependency there:
+ * `node_modules/agent-continuity` (a link to the checkout, or with `copy` a copy of its `bin/`,
+ * `dist/` and `package.json` whose own `node_modules` links to the checkout's, so that the
+ * package's files are inside the project as npm leaves them) and `node_modules/.bin/continuity`
+ * (a relative link to its bin).
+ */
+export function linkPackageInto(project: string, options: { copy?: boolean } = {}): void {
+  mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+  const pkg = join(project, 'node_modules', 'agent-continuity');
+  if (options.copy) {
+    for (const part of ['bin', 'dist', 'package.json'])
+      cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  } else symlinkSync(ROOT, pkg);
+  symlinkSync('../agent-continuity/bin/continuity.js', join(project, 'node_modules', '.bin', 'continuity'));
+}
 
 /** The digest and chain key files of a world. */
 export interface WorldKeys {

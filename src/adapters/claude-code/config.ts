@@ -55,6 +55,19 @@ export interface HookDialect {
    * (`runtime_config_ask`).
    */
   readonly runtimeConfig: readonly string[];
+  /**
+   * The runtime's settings file of this machine only, beside {@link settingsFile} (Claude Code's
+   * `.claude/settings.local.json`): where init puts hooks whose launcher is an absolute path of
+   * this machine, so the committed file never holds one. None: such hooks go into
+   * {@link settingsFile}, and init says so.
+   */
+  readonly localSettingsFile?: string;
+  /**
+   * The runtime replaces `$<env.projectDir>` in a hook command by the directory, shell-quoted,
+   * before a shell sees it (Gemini CLI): init's project launcher then leaves the variable
+   * unquoted. Default false: the shell expands the exported variable, which init quotes.
+   */
+  readonly projectDirQuoted?: boolean;
   /** The command word in `continuity init <word>`'s next-step line (the runtime's own command). */
   readonly command: string;
   /**
@@ -249,6 +262,7 @@ export const CLAUDE_CODE_DIALECT: HookDialect = Object.freeze({
   env: CLAUDE_ENV,
   boundaryPrefix: 'cc',
   settingsFile: CLAUDE_SETTINGS,
+  localSettingsFile: '.claude/settings.local.json',
   runtimeConfig: CLAUDE_RUNTIME_CONFIG,
   command: 'claude',
   preCompactOutput: 'text',

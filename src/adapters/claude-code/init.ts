@@ -5,8 +5,13 @@
  *
  * Idempotent: a hook already present (a command running `hook claude-code`) is left as it is,
  * unless `--command` names another launcher, which rewrites the command of our hooks (and only
- * ours). Without `--command`, hooks run `continuity` when it is on PATH, else
- * `node <this checkout>/bin/continuity.js`.
+ * ours). Without `--command`, the launcher is portable where it can be (core/project.ts
+ * `chooseHookLauncher`): `continuity` when PATH has this installation, else the project's own
+ * (`"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity`), both written into the committed
+ * `.claude/settings.json` (rewriting our hooks that ran this installation by its absolute path);
+ * else `node <this installation>/bin/continuity.js`, which only this machine has, written into
+ * `.claude/settings.local.json` (git-ignored) and never into the committed `.mcp.json`. Hooks of
+ * ours in the other file of the pair move, so none run twice; `--remove` takes them out of both.
  *
  * Settings shape (Claude Code): `hooks.<Event>[] = { matcher?, hooks: [{ type: "command",
  * command, timeout (seconds) }] }`; `permissions.deny[]` rules such as `Read(//abs/path/**)`;
@@ -25,14 +30,16 @@ import {
   hookMergeLines,
   mergeHookGroups,
 } from '../core/hook-groups.js';
+import { MCP_SERVER_NAME } from '../core/mcp-names.js';
 import { shellWord } from '../core/process.js';
 import {
   binPath,
+  chooseHookLauncher,
   ensureIgnored,
   ensureProjectFiles,
-  hookLauncher,
+  type HookLaunch,
+  machineLauncher,
   nextStepLine,
-  notOnPathNote,
   PROJECT_FILES_KEPT,
   readJsonSettings,
   writeJsonSettings,
@@ -43,7 +50,7 @@ import {
   type ClaudeCodeEnv,
   HOOK_TIMEOUT_S,
   type HookDialect,
-  onPath,
+  isOurServer,
   resolveClaudeCodeEnv,
   runtimeEventName,
 } from './config.js';
@@ -51,6 +58,7 @@ import {
   MCP_JSON,
   type McpSettingsRules,
   mcpServerEntry,
+  mcpServerEntryFor,
   mergeMcpJson,
   mergeMcpSettings,
   removeMcpJson,
@@ -193,7 +201,8 @@ function hooksOf(
 
 /**
  * Merges the registrations into a parsed settings document (pure). With `rewrite`, our hooks
- * whose command differs from `command` are rewritten; others' hooks are never touched. Throws
+ * whose command differs from `command` are rewritten (given a predicate, those whose command it
+ * accepts); others' hooks are never touched. Throws
  * {@link InputError} naming `source` and the field when the document's shape is not Claude Code's.
  */
 export function mergeHookSettings(
@@ -201,7 +210,7 @@ export function mergeHookSettings(
   source: string,
   command: string,
   registrations: readonly HookRegistration[],
-  rewrite = false,
+  rewrite: boolean | ((current: string) => boolean) = false,
   runtime = CLAUDE_CODE_DIALECT.runtime,
 ): MergeResult {
   const { settings, hooks } = hooksOf(doc, source);
@@ -434,16 +443,58 @@ function installedRules(project: string): Installed {
   };
 }
 
-/** Runs init (or `--remove`) and returns the lines it prints. Nothing is written when the settings file is bad. */
+/** Runs init (or `--remove`) and returns the lines it prints. Nothing is written when a settings file is bad. */
 export function runInit(options: InitOptions): string[] {
   const env = resolveClaudeCodeEnv(options.env ?? process.env, undefined, options.dialect);
   const project = options.project;
-  const settingsRel = options.settings ?? env.dialect.settingsFile;
+  const { settingsFile, localSettingsFile } = env.dialect;
+  if (options.remove) {
+    // Without --settings, from wherever init put the hooks: the committed file, this machine's file.
+    const files =
+      options.settings !== undefined
+        ? [options.settings]
+        : [settingsFile, ...(localSettingsFile ? [localSettingsFile] : [])];
+    return remove(files.map((f) => readTarget(project, f, env)));
+  }
+  const launch = chooseHookLauncher({
+    ...(options.command !== undefined && { explicit: options.command }),
+    project,
+    path: env.path,
+    projectDirVar: env.dialect.env.projectDir,
+    ...(env.dialect.projectDirQuoted && { projectDirQuoted: true }),
+  });
+  if (options.settings !== undefined)
+    return install(options, launch, readTarget(project, options.settings, env));
+  const committed = readTarget(project, settingsFile, env);
+  const local = localSettingsFile ? readTarget(project, localSettingsFile, env) : undefined;
+  // A launcher only this machine has goes into this machine's file; unless the committed file has
+  // hooks of ours with another launcher (a portable one a teammate committed: `npm install` makes
+  // it run here too), which init leaves as they are rather than run the hooks twice.
+  const command = `${launch.text} hook ${env.dialect.runtime}`;
+  const toLocal =
+    launch.origin === 'machine' &&
+    local !== undefined &&
+    ourCommands(committed.doc, settingsFile, env.dialect.runtime).every((c) => c === command);
+  return toLocal ? install(options, launch, local, committed) : install(options, launch, committed, local);
+}
+
+/** The commands of our hooks in a settings document. */
+function ourCommands(doc: unknown, source: string, runtime: string): string[] {
+  const isOurs = isOursOf(runtime);
+  return Object.values(hooksOf(doc, source).hooks).flatMap((groups) =>
+    groups.flatMap((g) =>
+      isRecord(g) && Array.isArray(g.hooks)
+        ? g.hooks.filter(isOurs).map((h) => String((h as Record<string, unknown>).command))
+        : [],
+    ),
+  );
+}
+
+/** Reads one settings file of the project (an {@link InputError} naming it when it is not JSON). */
+function readTarget(project: string, settingsRel: string, env: ClaudeCodeEnv): Target {
   const settingsPath = join(project, settingsRel);
   const { doc, mode, exists } = readJsonSettings(settingsPath, settingsRel);
-  return options.remove
-    ? remove({ project, settingsRel, settingsPath, doc, mode, exists, env })
-    : install(options, { project, settingsRel, settingsPath, doc, mode, exists, env });
+  return { project, settingsRel, settingsPath, doc, mode, exists, env };
 }
 
 /** The project and settings file init works on, read once. */
@@ -480,28 +531,43 @@ function unionRules(
   };
 }
 
-function install(options: InitOptions, t: Target): string[] {
+/**
+ * Installs into `t`. `moveFrom` is the other settings file of the pair (committed, this
+ * machine's): hooks of ours there move to `t`, so they never run twice.
+ */
+function install(options: InitOptions, launch: HookLaunch, t: Target, moveFrom?: Target): string[] {
   const { project, settingsRel, settingsPath, doc, mode, env } = t;
   const out: string[] = [];
-  const explicit = options.command?.trim();
-  const onPathNow = onPath('continuity', env.path);
-  const launcherText = hookLauncher(explicit, onPathNow);
+  const explicit = launch.origin === 'explicit';
+  const launcherText = launch.text;
   const { runtime } = env.dialect;
   const command = `${launcherText} hook ${runtime}`;
   const registrations = dialectRegistrations(env.dialect, options.gateMatcher);
   const seeded =
     t.exists || !env.dialect.settingsSeed ? doc : { ...env.dialect.settingsSeed, ...(doc as object) };
-  const merged = mergeHookSettings(seeded, settingsRel, command, registrations, Boolean(explicit), runtime);
+  // A `--command` rewrites our hooks; a portable launcher rewrites those that ran this
+  // installation by its absolute path (what init wrote before it knew a portable one).
+  const machineCommand = `${machineLauncher()} hook ${runtime}`;
+  const rewrite = explicit || (launch.origin !== 'machine' && ((c: string) => c === machineCommand));
+  const merged = mergeHookSettings(seeded, settingsRel, command, registrations, rewrite, runtime);
   const rules = dialectRules(env, project);
   const protectedSettings = mergeProtection(merged.settings, settingsRel, rules);
   // The restatement tool: our server in .mcp.json (read and checked before anything is written).
+  // `.mcp.json` is committed: a launcher only this machine has never goes in; one of ours that
+  // ran this installation by its absolute path comes out.
   const mcp = registersMcp(env);
   const mcpJsonPath = join(project, MCP_JSON);
   const mcpJson = mcp ? readJsonSettings(mcpJsonPath, MCP_JSON) : { doc: {}, mode: 0o644, exists: false };
-  const server = mcp
-    ? mergeMcpJson(mcpJson.doc, mcpServerEntry(launcherText))
-    : { doc: {}, change: 'unchanged' as const };
-  const mcpSettings = mcp
+  const server: { doc: Record<string, unknown>; change: 'added' | 'rewritten' | 'removed' | 'unchanged' } =
+    !mcp
+      ? { doc: {}, change: 'unchanged' }
+      : launch.origin !== 'machine'
+        ? mergeMcpJson(mcpJson.doc, mcpServerEntryFor(launch))
+        : runsThisMachine(mcpJson.doc, launcherText)
+          ? { doc: removeMcpJson(mcpJson.doc).doc, change: 'removed' }
+          : { doc: isRecord(mcpJson.doc) ? mcpJson.doc : {}, change: 'unchanged' };
+  const serverRegistered = mcp && hasOurServer(server.doc);
+  const mcpSettings = serverRegistered
     ? mergeMcpSettings(protectedSettings.settings, settingsRel)
     : { settings: protectedSettings.settings, added: { enabledMcpjsonServers: [], allow: [] } };
   const mcpAdded = mcpSettings.added.enabledMcpjsonServers.length + mcpSettings.added.allow.length;
@@ -519,8 +585,18 @@ function install(options: InitOptions, t: Target): string[] {
         ...(settingsDir !== '.' && !existsSync(join(project, settingsDir)) ? [settingsDir] : []),
       ]
     : [];
+  const before = installedRules(project);
+  const all = unionRules(before, rules, mcpSettings.added, created);
+  // The other file of the pair: hooks of ours there move here (planned before anything is written).
+  const moved =
+    moveFrom && removeHookSettings(moveFrom.doc, moveFrom.settingsRel, runtime).removed.length > 0
+      ? stripPlan(moveFrom, all)
+      : undefined;
+
   if (changed) writeJsonSettings(settingsPath, mcpSettings.settings, mode);
-  if (server.change !== 'unchanged') writeJsonSettings(mcpJsonPath, server.doc, mcpJson.mode);
+  if (server.change === 'removed' && Object.keys(server.doc).length === 0)
+    rmSync(mcpJsonPath, { force: true });
+  else if (server.change !== 'unchanged') writeJsonSettings(mcpJsonPath, server.doc, mcpJson.mode);
   out.push(...hookMergeLines(settingsRel, merged, command));
   if (protectedSettings.added > 0) {
     out.push(
@@ -533,27 +609,35 @@ function install(options: InitOptions, t: Target): string[] {
     );
   }
   if (!changed) out.push(`${settingsRel}: unchanged`);
-  if (server.change !== 'unchanged') {
+  if (server.change === 'removed') {
+    out.push(
+      `${MCP_JSON}: removed the continuity MCP server, which ran this machine's path (the file is committed); restating takes the shell command until the package is installed in the project`,
+    );
+  } else if (server.change !== 'unchanged') {
     out.push(
       `${MCP_JSON}: ${server.change} the continuity MCP server (restating needs no shell, so it works with the Bash sandbox on)`,
     );
   }
+  if (moved) {
+    applyStrip(moveFrom!, moved);
+    out.push(
+      `${moveFrom!.settingsRel}: moved continuity's hooks to ${settingsRel}${moved.deleted ? ' (deleted it: init created it, and nothing else is in it)' : ''}`,
+    );
+  }
 
   // What init added, so --remove takes out exactly that even if the environment changes later.
-  const before = installedRules(project);
-  const all = unionRules(before, rules, mcpSettings.added, created);
   ensureDir(join(project, PROJECT_STATE_DIR));
   if (JSON.stringify(all) !== JSON.stringify(before)) {
     writeFileAtomic(join(project, INSTALLED_FILE), `${JSON.stringify(all, null, 2)}\n`);
   }
 
   out.push(...ensureProjectFiles(project));
-  // A machine's own settings file (`--settings .claude/settings.local.json`) stays out of the repository.
+  // A machine's own settings file (`.claude/settings.local.json`) stays out of the repository.
   if (/\.local\.json$/.test(settingsRel))
     out.push(...ensureIgnored(project, settingsRel, "this machine's settings, with its paths"));
-  if (!explicit && !onPathNow) {
-    out.push(notOnPathNote());
-  }
+  // Hooks of ours that run another launcher (a teammate's portable one) were left as they are.
+  const kept = ourCommands(mcpSettings.settings, settingsRel, runtime).some((c) => c !== command);
+  out.push(...launcherNotes(launch, env, settingsRel, mcp && !serverRegistered, kept));
   out.push(nextStepLine(env.dialect.command));
   return out;
 }
@@ -608,6 +692,88 @@ export function managedSettingsDocument(options: ManagedOptions = {}): Record<st
   return mergeHookSettings({}, 'managed settings', command, registrations).settings;
 }
 
+/** True when a parsed `.mcp.json` registers our server. */
+function hasOurServer(doc: unknown): boolean {
+  return isRecord(doc) && isRecord(doc.mcpServers) && isOurServer(doc.mcpServers[MCP_SERVER_NAME]);
+}
+
+/** True when our server in a parsed `.mcp.json` runs exactly this machine's `launcher`. */
+function runsThisMachine(doc: unknown, launcher: string): boolean {
+  if (!isRecord(doc) || !isRecord(doc.mcpServers)) return false;
+  const current = doc.mcpServers[MCP_SERVER_NAME];
+  return isOurServer(current) && JSON.stringify(current) === JSON.stringify(mcpServerEntry(launcher));
+}
+
+/** What init says about where its hooks' launcher comes from, and how to make it portable. */
+function launcherNotes(
+  launch: HookLaunch,
+  env: ClaudeCodeEnv,
+  settingsRel: string,
+  mcpLeftOut: boolean,
+  kept: boolean,
+): string[] {
+  if (launch.origin === 'machine' && kept) {
+    return [
+      `note: agent-continuity is neither on PATH nor installed in the project; ${settingsRel} has continuity's hooks with another launcher, left as they are: install the project's dependencies (\`npm install\`, with agent-continuity among them) so they run here`,
+    ];
+  }
+  if (launch.origin === 'project') {
+    return [
+      `note: the hooks run the project's own installation (${launch.text}): a clone runs them once \`npm install\` has installed agent-continuity`,
+    ];
+  }
+  if (launch.origin !== 'machine') return [];
+  const local = settingsRel === env.dialect.localSettingsFile;
+  const where = local
+    ? `so they went into ${settingsRel} (this machine's, git-ignored), not ${env.dialect.settingsFile}`
+    : `and ${settingsRel} now holds that path`;
+  return [
+    `note: agent-continuity is neither on PATH nor installed in the project, so the hooks run "${launch.text}" (this machine's path) ${where}${mcpLeftOut ? `, and ${MCP_JSON} gets no restate server` : ''}; to share them, \`npm i -D agent-continuity\` in the project and run init again`,
+  ];
+}
+
+/** What taking our hooks and recorded rules out of one settings file leaves, and what becomes of the file. */
+interface Strip {
+  settings: Record<string, unknown>;
+  hooksRemoved: string[];
+  rulesRemoved: number;
+  /** The file goes: init created it and nothing else is left in it. */
+  deleted: boolean;
+  /** Its directory goes too when init created it and it is then empty. */
+  dirCreated: boolean;
+}
+
+/** Plans taking our hooks and the rules `installed` records out of `t` (pure but for nothing: reads only `t`). */
+function stripPlan(t: Target, installed: Installed): Strip {
+  const { settingsRel, doc, env } = t;
+  const hooks = removeHookSettings(doc, settingsRel, env.dialect.runtime);
+  const rules = unionRules(installed, dialectRules(env, t.project), installed.mcp);
+  const unprotected = removeProtection(hooks.settings, rules);
+  const cleaned = removeMcpSettings(unprotected.settings, rules.mcp);
+  const seed = env.dialect.settingsSeed;
+  const left = JSON.stringify(cleaned.settings);
+  const deleted =
+    (hooks.removed.length > 0 || cleaned.removed + unprotected.removed > 0) &&
+    ((seed !== undefined && left === JSON.stringify(seed)) ||
+      (left === '{}' && installed.created.includes(settingsRel)));
+  return {
+    settings: cleaned.settings,
+    hooksRemoved: hooks.removed,
+    rulesRemoved: cleaned.removed + unprotected.removed,
+    deleted,
+    dirCreated: installed.created.includes(dirname(settingsRel)),
+  };
+}
+
+/** Writes what {@link stripPlan} planned: the file rewritten, or deleted with the directory init made. */
+function applyStrip(t: Target, plan: Strip): void {
+  if (plan.hooksRemoved.length === 0 && plan.rulesRemoved === 0) return;
+  if (plan.deleted) {
+    rmSync(t.settingsPath, { force: true });
+    if (plan.dirCreated) rmEmptyDir(join(t.project, dirname(t.settingsRel)));
+  } else writeJsonSettings(t.settingsPath, plan.settings, t.mode);
+}
+
 /** Removes a directory when it is empty; leaves it (and says nothing) otherwise. */
 function rmEmptyDir(path: string): void {
   try {
@@ -617,38 +783,30 @@ function rmEmptyDir(path: string): void {
   }
 }
 
-function remove(t: Target): string[] {
-  const { project, settingsRel, settingsPath, doc, mode, env } = t;
+/** Takes out exactly what init added, from each of `targets` (read and checked before any is written). */
+function remove(targets: readonly Target[]): string[] {
+  const first = targets[0]!;
+  const { project, env } = first;
   const out: string[] = [];
-  const hooks = removeHookSettings(doc, settingsRel, env.dialect.runtime);
   const installed = installedRules(project);
-  const rules = unionRules(installed, dialectRules(env, project), installed.mcp);
-  const unprotected = removeProtection(hooks.settings, rules);
-  const cleaned = removeMcpSettings(unprotected.settings, rules.mcp);
-  cleaned.removed += unprotected.removed;
-  // Read (and checked) before anything is written.
+  const plans = targets.map((t) => stripPlan(t, installed));
   const mcpJsonPath = join(project, MCP_JSON);
   const mcpJson = registersMcp(env) ? readJsonSettings(mcpJsonPath, MCP_JSON) : undefined;
   const server = mcpJson?.exists ? removeMcpJson(mcpJson.doc) : undefined;
-  if (hooks.removed.length > 0 || cleaned.removed > 0) {
-    const seed = env.dialect.settingsSeed;
-    const left = JSON.stringify(cleaned.settings);
-    // A file init created goes once nothing else is in it, and then its directory if init made it.
-    if (
-      (seed && left === JSON.stringify(seed)) ||
-      (left === '{}' && installed.created.includes(settingsRel))
-    ) {
-      rmSync(settingsPath, { force: true });
-      const dir = dirname(settingsRel);
-      if (installed.created.includes(dir)) rmEmptyDir(join(project, dir));
-      out.push(`${settingsRel}: deleted (init created it, and nothing else is in it)`);
-    } else writeJsonSettings(settingsPath, cleaned.settings, mode);
-    if (hooks.removed.length > 0)
-      out.push(`${settingsRel}: removed continuity hooks from ${hooks.removed.join(', ')}`);
-    if (cleaned.removed > 0) out.push(`${settingsRel}: removed ${cleaned.removed} continuity rule(s)`);
-  } else {
-    out.push(`${settingsRel}: no continuity hooks or rules; unchanged`);
-  }
+  targets.forEach((t, i) => {
+    const plan = plans[i]!;
+    const rel = t.settingsRel;
+    if (plan.hooksRemoved.length === 0 && plan.rulesRemoved === 0) {
+      // This machine's file, absent: nothing to say about it.
+      if (t.exists || i === 0) out.push(`${rel}: no continuity hooks or rules; unchanged`);
+      return;
+    }
+    applyStrip(t, plan);
+    if (plan.deleted) out.push(`${rel}: deleted (init created it, and nothing else is in it)`);
+    if (plan.hooksRemoved.length > 0)
+      out.push(`${rel}: removed continuity hooks from ${plan.hooksRemoved.join(', ')}`);
+    if (plan.rulesRemoved > 0) out.push(`${rel}: removed ${plan.rulesRemoved} continuity rule(s)`);
+  });
   if (server?.removed) {
     if (server.empty) rmSync(mcpJsonPath, { force: true });
     else writeJsonSettings(mcpJsonPath, server.doc, mcpJson!.mode);

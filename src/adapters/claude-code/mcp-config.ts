@@ -12,6 +12,7 @@
  */
 import { InputError } from '../../decision/problems.js';
 import { MCP_RESTATE_TOOL_NAME, MCP_SERVER_NAME } from '../core/mcp-names.js';
+import type { HookLaunch } from '../core/project.js';
 import { readShell } from '../core/shell.js';
 import { isRecord } from '../core/state.js';
 import { isOurServer, MCP_JSON, MCP_SERVE_ARGS } from './config.js';
@@ -46,6 +47,22 @@ export function mcpServerEntry(launcher: string): McpServerEntry {
   const [command, ...args] = words.map((w) => w.text);
   return { type: 'stdio', command: command!, args: [...args, ...MCP_SERVE_ARGS], alwaysLoad: true };
 }
+
+/**
+ * The server entry for the hooks' launcher. For the project's own installation (hooks:
+ * `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity`), `npx --no-install continuity`: Claude
+ * Code 2.1.328 starts a `.mcp.json` server without a shell, in the directory it was started in
+ * (the project or a subdirectory of it), and does not give `${CLAUDE_PROJECT_DIR}` a value there
+ * (recorded: `posix_spawn '[redacted]/node_modules/.bin/continuity'` fails); `npx` finds the
+ * project's `node_modules/.bin` from either directory, and `--no-install` never fetches anything.
+ */
+export function mcpServerEntryFor(launch: HookLaunch): McpServerEntry {
+  if (launch.origin !== 'project') return mcpServerEntry(launch.text);
+  return mcpServerEntry(PROJECT_MCP_LAUNCHER);
+}
+
+/** How `.mcp.json` starts the project's own installation. */
+export const PROJECT_MCP_LAUNCHER = 'npx --no-install continuity';
 
 function serversOf(
   doc: unknown,

@@ -44,6 +44,9 @@ export const COPILOT_DIALECT: HookDialect = Object.freeze({
   settingsFile: COPILOT_HOOKS_FILE,
   // Copilot runs every `.github/hooks/*.json`, and Claude Code's project hooks and `.mcp.json` too.
   runtimeConfig: [`${dirname(COPILOT_HOOKS_FILE)}/`, ...CLAUDE_RUNTIME_CONFIG],
+  // Copilot loads every `.github/hooks/*.json` (1.0.102, recorded by test/copilot-e2e): a hooks
+  // file that runs this machine's path goes beside the committed one, git-ignored.
+  localSettingsFile: '.github/hooks/continuity.local.json',
   command: 'copilot',
   // Copilot's preCompact is a notification: no answer reaches its summarizer.
   preCompactOutput: 'context',

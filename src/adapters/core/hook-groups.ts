@@ -54,16 +54,19 @@ function groupHasOurs(g: unknown, isOurs: (h: unknown) => boolean): boolean {
 /**
  * Merges the registrations into `hooks` (pure): an event that has a hook of ours already keeps
  * it; the others get one group of ours appended after everyone else's, so no other hook changes
- * position. With `rewrite`, our hooks whose command differs from `command` are rewritten; others'
- * hooks are never touched. `isOurs` recognizes the adapter's hook handlers.
+ * position. With `rewrite`, our hooks whose command differs from `command` are rewritten (all of
+ * them, or, given a predicate, those whose current command it accepts); others' hooks are never
+ * touched. `isOurs` recognizes the adapter's hook handlers.
  */
 export function mergeHookGroups<R extends HookGroupRegistration>(
   hooks: HookGroups,
   command: string,
   registrations: readonly R[],
-  rewrite: boolean,
+  rewrite: boolean | ((current: string) => boolean),
   isOurs: (h: unknown) => boolean,
 ): HookGroupMerge<R> {
+  const rewrites = (current: unknown) =>
+    current !== command && (rewrite === true || (typeof rewrite === 'function' && rewrite(String(current))));
   const hasOurs = (g: unknown) => groupHasOurs(g, isOurs);
   const out: HookGroups = { ...hooks };
   const added: R[] = [];
@@ -126,7 +129,7 @@ export function mergeHookGroups<R extends HookGroupRegistration>(
       };
     });
   }
-  if (rewrite) {
+  if (rewrite !== false) {
     for (const [event, groups] of Object.entries(out)) {
       out[event] = groups.map((g) => {
         if (!hasOurs(g)) return g;
@@ -134,7 +137,7 @@ export function mergeHookGroups<R extends HookGroupRegistration>(
         return {
           ...group,
           hooks: group.hooks.map((h) => {
-            if (!isOurs(h) || (h as Record<string, unknown>).command === command) return h;
+            if (!isOurs(h) || !rewrites((h as Record<string, unknown>).command)) return h;
             rewritten.add(event);
             return { ...(h as Record<string, unknown>), command };
           }),

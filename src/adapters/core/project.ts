@@ -6,12 +6,12 @@
  * hooks and plugins that run from it. Runtime-neutral: each runtime's init decides which file it
  * edits and what goes in it. Never loaded by a gate's fast path.
  */
-import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { chmodSync, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../../decision/problems.js';
 import { DEFAULT_TASK_RECORD, PROJECT_STATE_DIR } from './config.js';
-import { shellWord } from './process.js';
+import { findOnPath, shellWord } from './process.js';
 import { ensureDir, writeFileAtomic } from './state.js';
 import { taskRecordTemplate } from './task-record.js';
 
@@ -75,7 +75,78 @@ export function binPath(): string {
  * commands through a shell, and a checkout path may hold a space or a quote).
  */
 export function hookLauncher(explicit: string | undefined, onPathNow: boolean): string {
-  return explicit || (onPathNow ? 'continuity' : `node ${shellWord(binPath())}`);
+  return explicit || (onPathNow ? 'continuity' : machineLauncher());
+}
+
+/** This installation's bin run by `node`, by its absolute path: what only this machine can run. */
+export function machineLauncher(): string {
+  return `node ${shellWord(binPath())}`;
+}
+
+/** The package's command as `npm install` links it into a project (`node_modules/.bin/continuity`). */
+export const PROJECT_BIN = 'node_modules/.bin/continuity';
+
+/**
+ * Where a hook's launcher comes from, which decides whether it may go into a committed file:
+ * the user's `--command` (`explicit`), `continuity` on PATH (`path`), the project's own
+ * installation through the runtime's project variable (`project`: any clone runs it after
+ * `npm install`), or this installation's absolute path (`machine`: only this machine has it).
+ */
+export type LauncherOrigin = 'explicit' | 'path' | 'project' | 'machine';
+
+/** A hook launcher and where it comes from. */
+export interface HookLaunch {
+  origin: LauncherOrigin;
+  /** The start of the hook command (`continuity`, `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/continuity`, `node /abs/bin/continuity.js`). */
+  text: string;
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Chooses the launcher of the hooks init writes, portable first: the user's `--command`; else
+ * `continuity` when `path` has one that is this installation (a `node_modules/.bin` directory on
+ * it is left out: `npx`/`npm exec` put the project's there, and the runtime's hooks do not have
+ * it); else, when the project's `node_modules/.bin/continuity` is this installation and the
+ * runtime names the project in a variable its hooks get (`projectDirVar`, e.g.
+ * `CLAUDE_PROJECT_DIR`), that command under the variable (`"$CLAUDE_PROJECT_DIR"/…`, which the
+ * hook's shell expands whatever the working directory); else this installation's bin by absolute path.
+ */
+export function chooseHookLauncher(options: {
+  explicit?: string;
+  project: string;
+  path: string;
+  projectDirVar?: string;
+  /** The runtime puts the directory in, shell-quoted, for `$projectDirVar` (Gemini CLI): left unquoted. */
+  projectDirQuoted?: boolean;
+}): HookLaunch {
+  const explicit = options.explicit?.trim();
+  if (explicit) return { origin: 'explicit', text: explicit };
+  const self = realOrUndefined(binPath());
+  const npmBin = `${sep}node_modules${sep}.bin`;
+  const globalPath = options.path
+    .split(delimiter)
+    .filter((d) => !resolve(d || '.').endsWith(npmBin))
+    .join(delimiter);
+  const found = findOnPath('continuity', globalPath);
+  if (self && found && realOrUndefined(found) === self) return { origin: 'path', text: 'continuity' };
+  const variable = options.projectDirVar;
+  if (
+    self &&
+    variable &&
+    /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable) &&
+    realOrUndefined(join(options.project, PROJECT_BIN)) === self
+  ) {
+    const ref = options.projectDirQuoted ? `$${variable}` : `"$${variable}"`;
+    return { origin: 'project', text: `${ref}/${PROJECT_BIN}` };
+  }
+  return { origin: 'machine', text: machineLauncher() };
 }
 
 /** What `init --remove` says of the project files init made: they stay (the task record is the user's). */

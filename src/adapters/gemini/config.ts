@@ -43,6 +43,9 @@ export const GEMINI_DIALECT: HookDialect = Object.freeze({
   settingsFile: GEMINI_SETTINGS,
   // The project's and the user's settings both load hooks.
   runtimeConfig: [GEMINI_SETTINGS, `~/${GEMINI_SETTINGS}`],
+  // Gemini CLI 0.61.0 replaces `$GEMINI_PROJECT_DIR` in a hook command by the directory, already
+  // shell-quoted (its `expandCommand`, for every shell): inside double quotes that would break.
+  projectDirQuoted: true,
   command: 'gemini',
   // PreCompress's answer is ignored by Gemini CLI: nothing reaches its summarizer.
   preCompactOutput: 'context',

@@ -38,7 +38,7 @@ export function registerInit(program: Command): void {
     )
     .option(
       '--command <launcher>',
-      'how hooks start continuity, e.g. "node /path/bin/continuity.js"; rewrites the command of our hooks when it differs (default: continuity when on PATH, else node <this checkout>/bin/continuity.js)',
+      'how hooks start continuity, e.g. "node /path/bin/continuity.js"; rewrites the command of our hooks when it differs (default: continuity when PATH has this installation; else, for claude-code, qwen-code, copilot and gemini, the project\'s node_modules/.bin/continuity under the runtime\'s project variable; else node <this installation>/bin/continuity.js, which claude-code and copilot write into their git-ignored .claude/settings.local.json and .github/hooks/continuity.local.json)',
     )
     .option(
       '--gate-tools <matcher>',
