@@ -19,7 +19,7 @@
 //
 // Run: npm run bench (builds first), or node bench/run.js ledger after `npm run build`.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import {
   appendFileSync,
   closeSync,
@@ -34,6 +34,10 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { certify } from '../dist/authority/key-store.js';
+import { writePin } from '../dist/authority/pin.js';
+import { keyIdOf, publicKeyHex, signStatement } from '../dist/authority/signing.js';
+import { approvalStatement } from '../dist/authority/statement.js';
 import { Ledger, readLatestBoundary, verifyLedger } from '../dist/core.js';
 import { sealRecord } from '../dist/ledger/chain.js';
 
@@ -127,8 +131,27 @@ async function appendThroughput() {
 async function buildLedger(total) {
   const path = join(dir, `status-${total}.jsonl`);
   const ledger = Ledger.open(path);
+  // The approval counts only signed by a key the ledger pins (docs/security.md): a key made for
+  // the run, pinned first, signs it.
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const certificate = certify(publicKeyHex(privateKey), at(0), null, privateKey);
+  const approval = {
+    decision: 'target',
+    fromDigest: digest(2),
+    toDigest: digest(99),
+    approvalRef: 'PR-1',
+    approvedBy: 'alice',
+    approvedAt: at(3),
+    boundaryId: 'b-measured',
+    keyId: keyIdOf(privateKey),
+  };
+  const signature = signStatement(
+    approvalStatement({ ...approval, sessionId: 'measured-session' }),
+    privateKey,
+  );
   /** @type {import('../dist/core.js').NewRecord[]} */
   let batch = [
+    /** @type {import('../dist/core.js').NewRecord} */ ({ type: 'approver_key', ...certificate }),
     snapshot('measured-session', 'b-measured', 'pre', 1),
     {
       type: 'boundary',
@@ -137,16 +160,7 @@ async function buildLedger(total) {
       trigger: 'auto',
       compactedAt: at(2),
     },
-    {
-      type: 'approval',
-      sessionId: 'measured-session',
-      decision: 'target',
-      fromDigest: digest(2),
-      toDigest: digest(99),
-      approvalRef: 'PR-1',
-      approvedBy: 'alice',
-      approvedAt: at(3),
-    },
+    { type: 'approval', sessionId: 'measured-session', ...approval, signature },
     {
       ...snapshot('measured-session', 'b-measured', 'post', 1),
       capturedAt: at(4),
@@ -166,6 +180,7 @@ async function buildLedger(total) {
   }
   if (batch.length > 0) await ledger.appendBatch(batch);
   await ledger.close();
+  writePin(path, [certificate]);
   return path;
 }
 
