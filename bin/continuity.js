@@ -52,12 +52,39 @@ function serveWithHeapFloor() {
   }
 }
 
+/**
+ * dist/hook.cjs, compiled from V8's code cache that the build made beside it (dist/hook.cjs.cache,
+ * scripts/hook-code-cache.cjs) when this Node's V8 accepts it: every tool call starts a hook
+ * process, and compiling the bundle is much of what the write gate adds to a bare node. A cache
+ * older than the bundle is not used (V8 itself checks only the source's length); one V8 rejects
+ * (another Node, other flags) costs only its read. Without one, a plain require.
+ */
+function loadHook() {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const file = path.join(__dirname, '..', 'dist', 'hook.cjs');
+  let cachedData;
+  try {
+    if (fs.statSync(`${file}.cache`).mtimeMs < fs.statSync(file).mtimeMs) return require(file);
+    cachedData = fs.readFileSync(`${file}.cache`);
+  } catch {
+    return require(file);
+  }
+  // The module class itself: require('node:module') would start the ES module loader.
+  const Module = module.constructor;
+  const vm = require('node:vm');
+  const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const mod = { exports: {}, filename: file };
+  script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
+  return mod.exports;
+}
+
 if (argv[0] === 'serve') serveWithHeapFloor();
 
 if (argv.length === 2 && argv[0] === 'hook') {
   // Hooks run once per event: exit as soon as the answer is written, so nothing left in the event
   // loop can hold the agent up. An unknown runtime goes to the CLI, which says what it expects.
-  require('../dist/hook.cjs')
+  loadHook()
     .runHook(argv[1])
     .then((code) => (code === undefined ? cli() : process.exit(code)));
 } else {

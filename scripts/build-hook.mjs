@@ -10,7 +10,9 @@
 //
 // `dist/hook.meta.json` is esbuild's metafile: test/claude-code/fast-path-imports.test.ts reads
 // which source files each bundle holds.
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -43,6 +45,9 @@ const common = {
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  minifyIdentifiers: true,
 };
 
 /**
@@ -98,3 +103,59 @@ for (const { entry, out } of bundles) {
   meta[out] = { bytes: output?.bytes ?? 0, inputs: Object.keys(output?.inputs ?? {}).sort() };
 }
 writeFileSync(join(root, 'dist', 'hook.meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+
+/**
+ * dist/hook.cjs.cache (scripts/hook-code-cache.cjs): V8's code cache of the gate's bundle, warmed
+ * by one fast-path call in a scratch project. A build that cannot make it still succeeds: the bin
+ * then compiles the bundle as usual.
+ */
+function codeCache() {
+  const scratch = mkdtempSync(join(tmpdir(), 'hook-code-cache-'));
+  try {
+    const project = join(scratch, 'project');
+    mkdirSync(join(project, '.continuity'), { recursive: true });
+    writeFileSync(join(project, '.continuity', 'task.json'), '{"decisions":{"scope":{"value":"x"}}}');
+    const env = {
+      PATH: process.env.PATH,
+      HOME: join(scratch, 'home'),
+      CLAUDE_PROJECT_DIR: project,
+      CONTINUITY_STATE_DIR: join(scratch, 'state'),
+      CONTINUITY_LEDGER: join(scratch, 'state', 'ledger.jsonl'),
+      CONTINUITY_EXPORT: 'off',
+    };
+    const payload = (event, extra) =>
+      JSON.stringify({
+        session_id: 'code-cache',
+        transcript_path: join(scratch, 'none.jsonl'),
+        cwd: project,
+        hook_event_name: event,
+        ...extra,
+      });
+    rmSync(join(root, 'dist', 'hook.cjs.cache'), { force: true });
+    const start = spawnSync(process.execPath, [join(root, 'bin', 'continuity.js'), 'hook', 'claude-code'], {
+      input: payload('SessionStart', { source: 'startup' }),
+      env,
+      cwd: project,
+    });
+    const warm = spawnSync(
+      process.execPath,
+      [join(root, 'scripts', 'hook-code-cache.cjs'), join(root, 'dist', 'hook.cjs')],
+      {
+        input: payload('PreToolUse', {
+          tool_name: 'Write',
+          tool_input: { file_path: 'a.ts', content: 'x' },
+          tool_use_id: 't',
+        }),
+        env,
+        cwd: project,
+      },
+    );
+    if (start.status !== 0 || warm.status !== 0)
+      console.warn(
+        `build-hook: no code cache for dist/hook.cjs (${String(warm.stderr || start.stderr).trim()})`,
+      );
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+codeCache();

@@ -24,6 +24,8 @@ interface Trace {
   builtins: string[];
   /** True when the ES module loader was started. */
   esmLoader: boolean;
+  /** True when dist/hook.cjs was compiled from the code cache the build made (V8 accepted it). */
+  codeCache: boolean;
 }
 
 beforeAll(() => {
@@ -44,6 +46,16 @@ beforeAll(() => {
       "const { writeFileSync } = require('node:fs');",
       'const files = new Set();',
       'const builtins = new Set();',
+      // The bin compiles dist/hook.cjs itself from its code cache (vm.Script), not through require.
+      "const vm = require('node:vm');",
+      'const Script = vm.Script;',
+      'let codeCache = false;',
+      'vm.Script = function (source, options) {',
+      '  const s = new Script(source, options);',
+      '  if (options && options.filename) files.add(options.filename);',
+      '  if (options && options.cachedData && !s.cachedDataRejected) codeCache = true;',
+      '  return s;',
+      '};',
       'const load = Module._load;',
       'Module._load = function (request, parent, isMain) {',
       "  const bare = request.replace(/^node:/, '');",
@@ -55,7 +67,7 @@ beforeAll(() => {
       '};',
       "process.on('exit', () => {",
       '  writeFileSync(process.env.LOAD_TRACE_FILE, JSON.stringify({',
-      '    files: [...files], builtins: [...builtins],',
+      '    files: [...files], builtins: [...builtins], codeCache,',
       "    esmLoader: process.moduleLoadList.includes('NativeModule internal/modules/esm/loader'),",
       '  }));',
       '});',
@@ -114,7 +126,9 @@ describe('the write gate fast path', () => {
     expect((await hook(world, 'fast-1', 'SessionStart', { source: 'startup' })).status).toBe(0);
     const t = await tracedHook('fast-1', 'PreToolUse', WRITE, 'gate');
     expect(t.files).toEqual(['bin/continuity.js', 'dist/hook.cjs']);
-    expect(t.builtins).toEqual(['node:fs', 'node:os', 'node:path']);
+    // node:vm compiles the bundle from V8's code cache, which this Node accepts (same build).
+    expect(t.builtins).toEqual(['node:fs', 'node:os', 'node:path', 'node:vm']);
+    expect(t.codeCache).toBe(true);
     expect(t.esmLoader).toBe(false);
   });
 

@@ -104,6 +104,8 @@ describe('npm publish --dry-run', () => {
         'hook-export',
         'hook-otlp-protobuf',
       ].map((b) => `dist/${b}.cjs`),
+      // V8's code cache of the gate's bundle (scripts/hook-code-cache.cjs), used by the same Node.
+      'dist/hook.cjs.cache',
       ...filesUnder('docs'),
       ...filesUnder('collector-config'),
       ...filesUnder('examples'),
