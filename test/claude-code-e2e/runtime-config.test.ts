@@ -74,6 +74,21 @@ function python(code: string): string {
   return `python3 - <<'PY'\nimport json, os\np = os.path.join('.cl' + 'aude', 'settings')\n${code}\nPY`;
 }
 
+/**
+ * Pinned, the documented non-guarantee (docs/security.md): with our hooks off in the next process,
+ * a compaction is not recorded and the agent's Write after it runs. If this fails, Claude Code kept
+ * the hooks: update docs/security.md. Managed hooks hold against it (below).
+ */
+async function expectNoGate(s: Scenario, sessionId: string, name: string): Promise<void> {
+  const before = s.world.ledgerRecords().length;
+  await compactManually(s, sessionId, 'keep the plan');
+  expect(s.world.ledgerRecords().length, 'no hook ran: the compaction is not on the ledger').toBe(before);
+  const target = s.world.file(`after-${name}.txt`);
+  const r = await resumeWith(s, sessionId, [[write(`w-${name}`, target, 'x\n')]]);
+  expect(deniedIds(r)).toEqual([]);
+  expect(existsSync(target)).toBe(true);
+}
+
 describe.concurrent('the runtime’s settings the agent writes (Claude Code 2.1.328)', () => {
   it(
     'an env in .claude/settings.local.json that would relax the gate reaches the hooks and is ignored: after the compaction the Write stays denied',
@@ -158,15 +173,7 @@ describe.concurrent('the runtime’s settings the agent writes (Claude Code 2.1.
         expect(deniedIds(stripped)).toEqual([]);
         const left = JSON.stringify(settingsOf(s).hooks);
         expect(left).not.toContain('hook claude-code');
-        const before = s.world.ledgerRecords().length;
-        await compactManually(s, sessionId, 'keep the plan');
-        // No hook ran: the compaction is not on the ledger.
-        expect(s.world.ledgerRecords().length).toBe(before);
-        const target = s.world.file('after-strip.txt');
-        const r = await resumeWith(s, sessionId, [[write('w-strip', target, 'x\n')]]);
-        // Pinned: the documented non-guarantee. If this fails, Claude Code kept the hooks: update docs/security.md.
-        expect(deniedIds(r)).toEqual([]);
-        expect(existsSync(target)).toBe(true);
+        await expectNoGate(s, sessionId, 'strip');
       } finally {
         await endScenario(s);
       }
@@ -188,14 +195,7 @@ describe.concurrent('NOT guaranteed without managed settings (Claude Code 2.1.32
         expect(settingsOf(s, '.claude/settings.local.json')).toEqual({ disableAllHooks: true });
         // Our hooks are still in the project's settings: the local file alone turns them off.
         expect(JSON.stringify(settingsOf(s).hooks)).toContain('hook claude-code');
-        const before = s.world.ledgerRecords().length;
-        await compactManually(s, sessionId, 'keep the plan');
-        expect(s.world.ledgerRecords().length).toBe(before);
-        const target = s.world.file('after-off.txt');
-        const r = await resumeWith(s, sessionId, [[write('w-off', target, 'x\n')]]);
-        // Pinned: the documented non-guarantee (docs/security.md). Managed hooks hold against it (below).
-        expect(deniedIds(r)).toEqual([]);
-        expect(existsSync(target)).toBe(true);
+        await expectNoGate(s, sessionId, 'off');
       } finally {
         await endScenario(s);
       }
