@@ -441,12 +441,12 @@ export function loadConfig(projectDir: string, env: ContinuityEnv, defaults: Con
   const envSays = envTools !== undefined || Object.keys(envPolicy).length > 0 || envUnknown !== undefined;
   // With no variable set (the usual case, and the gate's fast path) there is nothing to layer.
   const withEnv = (g: GateSettings): GateConfig => (envSays ? tightenGate(layer(g), floor(g)) : g);
-  const relaxations = isRecord(doc.gate) ? relaxationsOf(withEnv(fromFile), strict) : [];
-  const gate = withEnv(relaxations.length > 0 ? tightenGate(fromFile, strict) : fromFile);
+  // The gate as the file would have it: obeyed outright when it relaxes nothing, else under its seal.
+  const asFiled = withEnv(fromFile);
+  const relaxations = isRecord(doc.gate) ? relaxationsOf(asFiled, strict) : [];
+  const gate = relaxations.length > 0 ? withEnv(tightenGate(fromFile, strict)) : asFiled;
   const unsealed: UnsealedConfig | undefined =
-    relaxations.length > 0
-      ? { relaxations, gate: withEnv(fromFile), document: doc, label: fileLabel }
-      : undefined;
+    relaxations.length > 0 ? { relaxations, gate: asFiled, document: doc, label: fileLabel } : undefined;
   // Named against the file's own settings: what the variable would have done there.
   for (const { setting } of envSays ? relaxationsOf(layer(fromFile), floor(fromFile)) : []) {
     const name =
