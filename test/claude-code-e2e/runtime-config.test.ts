@@ -74,6 +74,14 @@ function python(code: string): string {
   return `python3 - <<'PY'\nimport json, os\np = os.path.join('.cl' + 'aude', 'settings')\n${code}\nPY`;
 }
 
+/** The agent's Python (`p`: the settings path without `.json`) taking our hooks out of the project's settings. */
+const STRIP_OUR_HOOKS = [
+  "f = p + '.json'",
+  'd = json.load(open(f))',
+  "d['hooks'] = {e: [g for g in gs if not any('hook claude-code' in h.get('command', '') for h in g['hooks'])] for e, gs in d['hooks'].items()}",
+  "open(f, 'w').write(json.dumps(d))",
+];
+
 /**
  * Pinned, the documented non-guarantee (docs/security.md): with our hooks off in the next process,
  * a compaction is not recorded and the agent's Write after it runs. If this fails, Claude Code kept
@@ -161,14 +169,7 @@ describe.concurrent('the runtime’s settings the agent writes (Claude Code 2.1.
       const s = await scenario(suite());
       try {
         const sessionId = await startSession(s);
-        const strip = python(
-          [
-            "f = p + '.json'",
-            'd = json.load(open(f))',
-            "d['hooks'] = {e: [g for g in gs if not any('hook claude-code' in h.get('command', '') for h in g['hooks'])] for e, gs in d['hooks'].items()}",
-            "open(f, 'w').write(json.dumps(d))",
-          ].join('\n'),
-        );
+        const strip = python(STRIP_OUR_HOOKS.join('\n'));
         const stripped = await resumeWith(s, sessionId, [[bash('b-strip', strip)]]);
         expect(deniedIds(stripped)).toEqual([]);
         const left = JSON.stringify(settingsOf(s).hooks);
@@ -271,10 +272,7 @@ describe.concurrent('managed settings (Claude Code 2.1.328)', () => {
         // The agent takes our hooks out of the project's settings and turns hooks off in the local ones.
         const strip = python(
           [
-            "f = p + '.json'",
-            'd = json.load(open(f))',
-            "d['hooks'] = {e: [g for g in gs if not any('hook claude-code' in h.get('command', '') for h in g['hooks'])] for e, gs in d['hooks'].items()}",
-            "open(f, 'w').write(json.dumps(d))",
+            ...STRIP_OUR_HOOKS,
             "open(p + '.local.json', 'w').write(json.dumps({'disableAllHooks': True}))",
           ].join('\n'),
         );
